@@ -1,0 +1,258 @@
+//! Reading profile parameters with provenance and clear errors.
+//!
+//! A profile parameter is written `name = { value = 3.8, src = "where this number comes from" }`.
+//! A bare value (`name = 3.8`) is rejected: every physical primitive must say where it
+//! comes from. Unknown keys are rejected too, so a typo never silently falls back to a
+//! default.
+
+use std::collections::BTreeSet;
+use std::fmt;
+
+/// An error in a profile or spec file: which file, which key, what was expected.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParamError {
+    /// File (or built-in profile name) the error is in.
+    pub file: String,
+    /// Dotted key path, e.g. `bus.read_latency_ns`.
+    pub key: String,
+    /// What was expected and what was found.
+    pub message: String,
+}
+
+impl fmt::Display for ParamError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.key.is_empty() {
+            write!(f, "{}: {}", self.file, self.message)
+        } else {
+            write!(f, "{}: key `{}`: {}", self.file, self.key, self.message)
+        }
+    }
+}
+
+impl std::error::Error for ParamError {}
+
+/// A TOML table being read, remembering which keys were used.
+pub struct Table<'a> {
+    file: &'a str,
+    path: String,
+    table: &'a toml::Table,
+    used: BTreeSet<String>,
+}
+
+impl<'a> Table<'a> {
+    /// Wraps a parsed table found in `file` at dotted `path` ("" for the root).
+    pub fn new(file: &'a str, path: &str, table: &'a toml::Table) -> Self {
+        Table { file, path: path.to_string(), table, used: BTreeSet::new() }
+    }
+
+    /// Parses TOML text into a root table.
+    pub fn parse(file: &str, text: &str) -> Result<toml::Table, ParamError> {
+        text.parse::<toml::Table>().map_err(|e| ParamError {
+            file: file.to_string(),
+            key: String::new(),
+            message: format!("not valid TOML: {}", e.to_string().trim()),
+        })
+    }
+
+    fn full(&self, key: &str) -> String {
+        if self.path.is_empty() {
+            key.to_string()
+        } else {
+            format!("{}.{}", self.path, key)
+        }
+    }
+
+    /// An error about `key` of this table.
+    pub fn err(&self, key: &str, message: impl Into<String>) -> ParamError {
+        ParamError { file: self.file.to_string(), key: self.full(key), message: message.into() }
+    }
+
+    fn raw(&mut self, key: &str) -> Option<&'a toml::Value> {
+        self.used.insert(key.to_string());
+        self.table.get(key)
+    }
+
+    /// True when `key` is present.
+    pub fn has(&self, key: &str) -> bool {
+        self.table.contains_key(key)
+    }
+
+    /// A sub-table (required).
+    pub fn table(&mut self, key: &str) -> Result<Table<'a>, ParamError> {
+        let full = self.full(key);
+        match self.raw(key) {
+            Some(toml::Value::Table(t)) => Ok(Table::new(self.file, &full, t)),
+            Some(other) => Err(self.err(key, format!("expected a table, found {}", other.type_str()))),
+            None => Err(self.err(key, "missing table")),
+        }
+    }
+
+    /// A sub-table if present.
+    pub fn opt_table(&mut self, key: &str) -> Result<Option<Table<'a>>, ParamError> {
+        if self.has(key) {
+            self.table(key).map(Some)
+        } else {
+            self.used.insert(key.to_string());
+            Ok(None)
+        }
+    }
+
+    /// A provenance-carrying number `{ value = X, src = "..." }`, required.
+    pub fn param(&mut self, key: &str, unit: &str) -> Result<f64, ParamError> {
+        let v = self.raw(key).ok_or_else(|| {
+            self.err(key, format!("missing parameter (expected `{key} = {{ value = <number in {unit}>, src = \"provenance\" }}`)"))
+        })?;
+        let t = match v {
+            toml::Value::Table(t) => t,
+            toml::Value::Integer(_) | toml::Value::Float(_) => {
+                return Err(self.err(key, format!("a bare number has no provenance: write `{{ value = <{unit}>, src = \"where it comes from\" }}`")))
+            }
+            other => return Err(self.err(key, format!("expected {{ value, src }}, found {}", other.type_str()))),
+        };
+        for k in t.keys() {
+            if k != "value" && k != "src" {
+                return Err(self.err(key, format!("unknown field `{k}` (expected `value` and `src`)")));
+            }
+        }
+        match t.get("src") {
+            Some(toml::Value::String(s)) if !s.trim().is_empty() => {}
+            _ => return Err(self.err(key, "missing provenance `src = \"...\"`")),
+        }
+        let x = match t.get("value") {
+            Some(toml::Value::Integer(i)) => *i as f64,
+            Some(toml::Value::Float(f)) => *f,
+            Some(other) => return Err(self.err(key, format!("`value` must be a number in {unit}, found {}", other.type_str()))),
+            None => return Err(self.err(key, format!("missing `value` (a number in {unit})"))),
+        };
+        if !x.is_finite() || x < 0.0 {
+            return Err(self.err(key, format!("expected a finite non-negative number in {unit}, found {x}")));
+        }
+        Ok(x)
+    }
+
+    /// Like [`Table::param`] but must be an integer >= `min`.
+    pub fn param_u64(&mut self, key: &str, unit: &str, min: u64) -> Result<u64, ParamError> {
+        let x = self.param(key, unit)?;
+        if x.fract() != 0.0 || x < min as f64 {
+            return Err(self.err(key, format!("expected an integer >= {min} ({unit}), found {x}")));
+        }
+        Ok(x as u64)
+    }
+
+    /// A plain string (required).
+    pub fn string(&mut self, key: &str) -> Result<&'a str, ParamError> {
+        match self.raw(key) {
+            Some(toml::Value::String(s)) => Ok(s.as_str()),
+            Some(other) => Err(self.err(key, format!("expected a string, found {}", other.type_str()))),
+            None => Err(self.err(key, "missing string")),
+        }
+    }
+
+    /// A plain string if present.
+    pub fn opt_string(&mut self, key: &str) -> Result<Option<&'a str>, ParamError> {
+        if self.has(key) { self.string(key).map(Some) } else { self.used.insert(key.into()); Ok(None) }
+    }
+
+    /// One of a fixed set of words.
+    pub fn choice(&mut self, key: &str, allowed: &[&str], default: Option<&str>) -> Result<String, ParamError> {
+        let s = match (self.has(key), default) {
+            (true, _) => self.string(key)?,
+            (false, Some(d)) => {
+                self.used.insert(key.into());
+                return Ok(d.to_string());
+            }
+            (false, None) => return Err(self.err(key, format!("missing; expected one of {}", allowed.join(", ")))),
+        };
+        if allowed.contains(&s) {
+            Ok(s.to_string())
+        } else {
+            Err(self.err(key, format!("expected one of {}, found \"{s}\"", allowed.join(", "))))
+        }
+    }
+
+    /// A plain integer (spec values, no provenance) with a default.
+    pub fn int_or(&mut self, key: &str, default: u64, min: u64) -> Result<u64, ParamError> {
+        match self.raw(key) {
+            None => Ok(default),
+            Some(toml::Value::Integer(i)) if *i >= min as i64 => Ok(*i as u64),
+            Some(other) => Err(self.err(key, format!("expected an integer >= {min}, found {other}"))),
+        }
+    }
+
+    /// A plain number (spec values, no provenance) with a default.
+    pub fn num_or(&mut self, key: &str, default: f64) -> Result<f64, ParamError> {
+        match self.raw(key) {
+            None => Ok(default),
+            Some(toml::Value::Integer(i)) => Ok(*i as f64),
+            Some(toml::Value::Float(f)) if f.is_finite() => Ok(*f),
+            Some(other) => Err(self.err(key, format!("expected a number, found {other}"))),
+        }
+    }
+
+    /// A plain boolean with a default.
+    pub fn bool_or(&mut self, key: &str, default: bool) -> Result<bool, ParamError> {
+        match self.raw(key) {
+            None => Ok(default),
+            Some(toml::Value::Boolean(b)) => Ok(*b),
+            Some(other) => Err(self.err(key, format!("expected true or false, found {other}"))),
+        }
+    }
+
+    /// A raw value, if present (for callers with their own syntax).
+    pub fn value(&mut self, key: &str) -> Option<&'a toml::Value> {
+        self.raw(key)
+    }
+
+    /// Fails on any key that was never read: catches typos.
+    pub fn finish(self) -> Result<(), ParamError> {
+        for k in self.table.keys() {
+            if !self.used.contains(k) {
+                let known: Vec<&str> = self.used.iter().map(|s| s.as_str()).collect();
+                return Err(self.err(k, format!("unknown key (known keys here: {})", known.join(", "))));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tbl(s: &str) -> toml::Table {
+        Table::parse("t.toml", s).unwrap()
+    }
+
+    #[test]
+    fn param_needs_provenance() {
+        let t = tbl("a = 3\nb = { value = 2.5 }\nc = { value = 1, src = \"x\" }\nd = { value = -1, src = \"x\" }\ne = { value = 1, src = \"x\", unit = \"ns\" }");
+        let mut r = Table::new("t.toml", "bus", &t);
+        assert!(r.param("a", "ns").unwrap_err().to_string().contains("no provenance"));
+        assert!(r.param("b", "ns").unwrap_err().to_string().contains("missing provenance"));
+        assert_eq!(r.param("c", "ns").unwrap(), 1.0);
+        assert!(r.param("d", "ns").unwrap_err().message.contains("non-negative"));
+        assert!(r.param("e", "ns").unwrap_err().message.contains("unknown field"));
+        let e = r.param("zz", "ns").unwrap_err();
+        assert_eq!(e.key, "bus.zz");
+        assert_eq!(e.file, "t.toml");
+    }
+
+    #[test]
+    fn unknown_keys_are_reported() {
+        let t = tbl("a = 1\ntypo = 2");
+        let mut r = Table::new("f", "", &t);
+        assert_eq!(r.int_or("a", 0, 0).unwrap(), 1);
+        let e = r.finish().unwrap_err();
+        assert_eq!(e.key, "typo");
+    }
+
+    #[test]
+    fn choice_and_types() {
+        let t = tbl("k = \"rc\"\nn = \"x\"\nb = 3");
+        let mut r = Table::new("f", "", &t);
+        assert_eq!(r.choice("k", &["rc", "uc"], None).unwrap(), "rc");
+        assert!(r.choice("n", &["rc", "uc"], None).unwrap_err().message.contains("expected one of rc, uc"));
+        assert!(r.bool_or("b", false).is_err());
+        assert!(Table::parse("f", "a = ").is_err());
+    }
+}

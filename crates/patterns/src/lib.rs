@@ -1,0 +1,80 @@
+//! Patterns, defined once, executed by both engines.
+//!
+//! A pattern is a *sans-IO program*: it receives [`Input`]s (start, a message arrived, an
+//! operation completed) stamped with the engine's clock in picoseconds and answers with
+//! [`Output`]s (post a message on a channel, finish). The live engine turns outputs into
+//! socket calls, the model into work requests on simulated adapters; neither re-implements
+//! warm-up, windows, replies or what is measured.
+
+mod program;
+mod record;
+mod stats;
+
+pub use program::{
+    Input, Message, Op, Output, PatternKind, PatternSpec, Program, Role, Samples, REPLY_BYTES, TAG_DATA, TAG_REPLY,
+};
+pub use record::{ResultRecord, RECORD_SCHEMA};
+pub use stats::Summary;
+
+/// Message sizes for sweeps: powers of two from `lo` to `hi` bytes inclusive.
+pub fn pow2_sizes(lo: u64, hi: u64) -> Vec<u64> {
+    let mut v = Vec::new();
+    let mut s = lo.max(1).next_power_of_two();
+    while s <= hi {
+        v.push(s);
+        s *= 2;
+    }
+    v
+}
+
+/// Parses a size list: `1,2,4..4M` (ranges are powers of two), suffixes K = 2^10, M = 2^20.
+pub fn parse_sizes(text: &str) -> Result<Vec<u64>, String> {
+    fn one(s: &str) -> Result<u64, String> {
+        let s = s.trim();
+        let (num, mult) = match s.chars().last() {
+            Some('K') | Some('k') => (&s[..s.len() - 1], 1u64 << 10),
+            Some('M') | Some('m') => (&s[..s.len() - 1], 1u64 << 20),
+            Some('G') | Some('g') => (&s[..s.len() - 1], 1u64 << 30),
+            _ => (s, 1),
+        };
+        let n: u64 = num.parse().map_err(|_| format!("`{s}` is not a size (expected e.g. 64, 4K, 1M)"))?;
+        if n == 0 {
+            return Err("sizes must be at least 1 byte".into());
+        }
+        Ok(n * mult)
+    }
+    let mut out = Vec::new();
+    for part in text.split(',') {
+        if part.trim().is_empty() {
+            return Err(format!("empty item in size list `{text}`"));
+        }
+        if let Some((a, b)) = part.split_once("..") {
+            let (a, b) = (one(a)?, one(b)?);
+            if a > b {
+                return Err(format!("range `{part}` runs backwards"));
+            }
+            out.extend(pow2_sizes(a, b));
+        } else {
+            out.push(one(part)?);
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse() {
+        assert_eq!(parse_sizes("1,2,4..16").unwrap(), vec![1, 2, 4, 8, 16]);
+        assert_eq!(parse_sizes("1K..4K").unwrap(), vec![1024, 2048, 4096]);
+        assert_eq!(parse_sizes("1M").unwrap(), vec![1 << 20]);
+        assert!(parse_sizes("x").is_err());
+        assert!(parse_sizes("4..1").is_err());
+        assert!(parse_sizes("0").is_err());
+        assert!(parse_sizes("1,,2").is_err());
+    }
+}
