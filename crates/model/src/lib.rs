@@ -1,14 +1,20 @@
-pub fn add(left: u64, right: u64) -> u64 {
-    left + right
-}
+//! The interlab model: a discrete-event simulation of adapters, buses, links, switches and
+//! transports, built on `interlab-kernel` and executing the shared patterns of
+//! `interlab-patterns`.
+//!
+//! Layout mirrors the stack: [`hw`] (links, switch, buses, adapter and host parameters),
+//! [`transport`] (headers, packets, queue pairs), [`node`] (a host with its adapter as one
+//! component), [`verbs`] (verbs experiments over two nodes and a switch).
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+pub mod event;
+pub mod hw;
+pub mod node;
+pub mod params;
+pub mod profile;
+pub mod transport;
+pub mod verbs;
 
-    #[test]
-    fn it_works() {
-        let result = add(2, 2);
-        assert_eq!(result, 4);
-    }
-}
+pub use params::ParamError;
+pub use profile::Profile;
+pub use transport::packet::Service;
+pub use verbs::{ModelError, Point, Ports, VerbsSetup};

@@ -74,6 +74,13 @@ pub enum ReportError {
         /// What was expected of it.
         expected: String,
     },
+    /// A study section of a report has an unusable id.
+    BadStudyId {
+        /// The study id as given.
+        id: String,
+        /// What was expected of it.
+        expected: String,
+    },
     /// Reading or writing a file or directory failed.
     Io {
         /// The path concerned.
@@ -111,6 +118,9 @@ impl fmt::Display for ReportError {
             ),
             ReportError::BadFigureId { id, expected } => {
                 write!(f, "figure id {id:?}: expected {expected}")
+            }
+            ReportError::BadStudyId { id, expected } => {
+                write!(f, "study id {id:?}: expected {expected}")
             }
             ReportError::Io { path, action, source } => {
                 write!(f, "{}: cannot {action}: {source}", path.display())

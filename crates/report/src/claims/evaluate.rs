@@ -23,8 +23,12 @@ pub enum ClaimStatus {
 
 impl ClaimStatus {
     /// All statuses, in report order.
-    pub const ALL: [ClaimStatus; 4] =
-        [ClaimStatus::Within, ClaimStatus::Outside, ClaimStatus::Predicted, ClaimStatus::NotModelled];
+    pub const ALL: [ClaimStatus; 4] = [
+        ClaimStatus::Within,
+        ClaimStatus::Outside,
+        ClaimStatus::Predicted,
+        ClaimStatus::NotModelled,
+    ];
 
     /// The JSON spelling: `within`, `outside`, `predicted`, `not_modelled`.
     pub fn as_str(self) -> &'static str {
@@ -139,10 +143,19 @@ pub fn evaluate(spec: &ClaimSpec, value: Option<ClaimValue>, note: Option<String
         (Some(n), Some(p)) => Some(format!("{n}; {p}")),
         (n, p) => n.or(p),
     };
-    ClaimResult { spec: spec.clone(), value, status, deviation, note }
+    ClaimResult {
+        spec: spec.clone(),
+        value,
+        status,
+        deviation,
+        note,
+    }
 }
 
-fn judge(spec: &ClaimSpec, value: Option<&ClaimValue>) -> (ClaimStatus, Option<f64>, Option<String>) {
+fn judge(
+    spec: &ClaimSpec,
+    value: Option<&ClaimValue>,
+) -> (ClaimStatus, Option<f64>, Option<String>) {
     let Some(value) = value else {
         return (ClaimStatus::NotModelled, None, None);
     };
@@ -151,13 +164,20 @@ fn judge(spec: &ClaimSpec, value: Option<&ClaimValue>) -> (ClaimStatus, Option<f
         let problem = if spec.is_bool() {
             format!("model gave the number {value} for a yes/no claim")
         } else {
-            format!("model gave the yes/no answer {value} for a claim in {}", spec.unit)
+            format!(
+                "model gave the yes/no answer {value} for a claim in {}",
+                spec.unit
+            )
         };
         return (ClaimStatus::Outside, None, Some(problem));
     }
     if let ClaimValue::Number(x) = value {
         if !x.is_finite() {
-            return (ClaimStatus::Outside, None, Some(format!("model value {x} is not finite")));
+            return (
+                ClaimStatus::Outside,
+                None,
+                Some(format!("model value {x} is not finite")),
+            );
         }
     }
     match (&spec.published, value) {
@@ -172,11 +192,19 @@ fn judge(spec: &ClaimSpec, value: Option<&ClaimValue>) -> (ClaimStatus, Option<f
             } else {
                 None
             };
-            let status = if within { ClaimStatus::Within } else { ClaimStatus::Outside };
+            let status = if within {
+                ClaimStatus::Within
+            } else {
+                ClaimStatus::Outside
+            };
             (status, deviation, None)
         }
         (Some(ClaimValue::Bool(p)), ClaimValue::Bool(m)) => {
-            let status = if p == m { ClaimStatus::Within } else { ClaimStatus::Outside };
+            let status = if p == m {
+                ClaimStatus::Within
+            } else {
+                ClaimStatus::Outside
+            };
             (status, None, None)
         }
         // The published value's kind disagrees with the unit; parse_claims_csv never
@@ -184,7 +212,10 @@ fn judge(spec: &ClaimSpec, value: Option<&ClaimValue>) -> (ClaimStatus, Option<f
         (Some(p), _) => (
             ClaimStatus::Outside,
             None,
-            Some(format!("published value {p} does not match the unit {}", spec.unit)),
+            Some(format!(
+                "published value {p} does not match the unit {}",
+                spec.unit
+            )),
         ),
     }
 }
@@ -223,8 +254,14 @@ mod tests {
     #[test]
     fn default_tolerance_applies() {
         let s = spec("us", Some(10.0.into()), None);
-        assert_eq!(evaluate(&s, Some(11.4.into()), None).status, ClaimStatus::Within);
-        assert_eq!(evaluate(&s, Some(11.6.into()), None).status, ClaimStatus::Outside);
+        assert_eq!(
+            evaluate(&s, Some(11.4.into()), None).status,
+            ClaimStatus::Within
+        );
+        assert_eq!(
+            evaluate(&s, Some(11.6.into()), None).status,
+            ClaimStatus::Outside
+        );
     }
 
     #[test]
@@ -243,7 +280,10 @@ mod tests {
     #[test]
     fn bools() {
         let s = spec("bool", Some(true.into()), None);
-        assert_eq!(evaluate(&s, Some(true.into()), None).status, ClaimStatus::Within);
+        assert_eq!(
+            evaluate(&s, Some(true.into()), None).status,
+            ClaimStatus::Within
+        );
         let r = evaluate(&s, Some(false.into()), None);
         assert_eq!((r.status, r.deviation), (ClaimStatus::Outside, None));
     }
@@ -265,11 +305,17 @@ mod tests {
         let s = spec("bool", Some(true.into()), None);
         let r = evaluate(&s, Some(1.0.into()), Some("n".into()));
         assert_eq!(r.status, ClaimStatus::Outside);
-        assert_eq!(r.note.as_deref(), Some("n; model gave the number 1 for a yes/no claim"));
+        assert_eq!(
+            r.note.as_deref(),
+            Some("n; model gave the number 1 for a yes/no claim")
+        );
         let s = spec("us", None, None);
         let r = evaluate(&s, Some(true.into()), None);
         assert_eq!(r.status, ClaimStatus::Outside, "even when withheld");
-        assert!(r.note.unwrap().contains("yes/no answer true for a claim in us"));
+        assert!(r
+            .note
+            .unwrap()
+            .contains("yes/no answer true for a claim in us"));
     }
 
     #[test]
@@ -290,7 +336,10 @@ mod tests {
             evaluate(&s, None, None),
         ];
         let c = ClaimCounts::of(&results);
-        assert_eq!((c.within, c.outside, c.predicted, c.not_modelled, c.total()), (1, 1, 0, 2, 4));
+        assert_eq!(
+            (c.within, c.outside, c.predicted, c.not_modelled, c.total()),
+            (1, 1, 0, 2, 4)
+        );
         assert_eq!(c.get(ClaimStatus::NotModelled), 2);
     }
 }

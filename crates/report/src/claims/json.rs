@@ -48,8 +48,14 @@ fn claim_object(r: &ClaimResult) -> Value {
     o.insert("id".to_string(), Value::String(r.spec.id.clone()));
     o.insert("value".to_string(), value_json(r.value.as_ref()));
     o.insert("unit".to_string(), Value::String(r.spec.unit.clone()));
-    o.insert("status".to_string(), Value::String(r.status.as_str().to_string()));
-    o.insert("published".to_string(), value_json(r.spec.published.as_ref()));
+    o.insert(
+        "status".to_string(),
+        Value::String(r.status.as_str().to_string()),
+    );
+    o.insert(
+        "published".to_string(),
+        value_json(r.spec.published.as_ref()),
+    );
     o.insert("deviation".to_string(), number_json(r.deviation));
     Value::Object(o)
 }
@@ -63,7 +69,8 @@ fn value_json(v: Option<&ClaimValue>) -> Value {
 }
 
 fn number_json(x: Option<f64>) -> Value {
-    x.and_then(serde_json::Number::from_f64).map_or(Value::Null, Value::Number)
+    x.and_then(serde_json::Number::from_f64)
+        .map_or(Value::Null, Value::Number)
 }
 
 #[cfg(test)]
@@ -87,29 +94,53 @@ mod tests {
 
     fn results() -> Vec<ClaimResult> {
         vec![
-            evaluate(&spec("z.num", "us", Some(5.2.into())), Some(5.0.into()), None),
-            evaluate(&spec("a.bool", "bool", Some(true.into())), Some(false.into()), None),
+            evaluate(
+                &spec("z.num", "us", Some(5.2.into())),
+                Some(5.0.into()),
+                None,
+            ),
+            evaluate(
+                &spec("a.bool", "bool", Some(true.into())),
+                Some(false.into()),
+                None,
+            ),
             evaluate(&spec("m.withheld", "MB/s", None), Some(900.5.into()), None),
             evaluate(&spec("b.none", "%", Some(11.1.into())), None, None),
-            evaluate(&spec("c.nan", "us", Some(1.0.into())), Some(f64::NAN.into()), None),
+            evaluate(
+                &spec("c.nan", "us", Some(1.0.into())),
+                Some(f64::NAN.into()),
+                None,
+            ),
         ]
     }
 
     #[test]
     fn shape_and_values() {
-        let text = claims_json(&results(), json!({"version": "0.1.0", "generated": "seed 1"}));
+        let text = claims_json(
+            &results(),
+            json!({"version": "0.1.0", "generated": "seed 1"}),
+        );
         let v: Value = serde_json::from_str(&text).unwrap();
         let top = v.as_object().unwrap();
         let keys: Vec<&str> = top.keys().map(String::as_str).collect();
         assert_eq!(keys.len(), 3);
-        assert!(keys.contains(&"claims") && keys.contains(&"version") && keys.contains(&"generated"));
+        assert!(
+            keys.contains(&"claims") && keys.contains(&"version") && keys.contains(&"generated")
+        );
         let claims = top["claims"].as_array().unwrap();
         let ids: Vec<&str> = claims.iter().map(|c| c["id"].as_str().unwrap()).collect();
-        assert_eq!(ids, ["z.num", "a.bool", "m.withheld", "b.none", "c.nan"], "input order");
+        assert_eq!(
+            ids,
+            ["z.num", "a.bool", "m.withheld", "b.none", "c.nan"],
+            "input order"
+        );
         for c in claims {
             let mut k: Vec<&str> = c.as_object().unwrap().keys().map(String::as_str).collect();
             k.sort();
-            assert_eq!(k, ["deviation", "id", "published", "status", "unit", "value"]);
+            assert_eq!(
+                k,
+                ["deviation", "id", "published", "status", "unit", "value"]
+            );
         }
         assert_eq!(claims[0]["value"], json!(5.0));
         assert_eq!(claims[0]["published"], json!(5.2));
@@ -124,7 +155,11 @@ mod tests {
         assert_eq!(claims[2]["unit"], "MB/s");
         assert_eq!(claims[3]["value"], Value::Null);
         assert_eq!(claims[3]["status"], "not_modelled");
-        assert_eq!(claims[4]["value"], Value::Null, "NaN never reaches the JSON");
+        assert_eq!(
+            claims[4]["value"],
+            Value::Null,
+            "NaN never reaches the JSON"
+        );
         assert!(text.ends_with('\n'));
     }
 

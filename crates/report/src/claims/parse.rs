@@ -8,8 +8,16 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 /// The columns `claims.csv` must have (in any order; further columns are ignored).
-pub const COLUMNS: [&str; 8] =
-    ["id", "paper", "figure", "testbed", "description", "unit", "value", "tolerance"];
+pub const COLUMNS: [&str; 8] = [
+    "id",
+    "paper",
+    "figure",
+    "testbed",
+    "description",
+    "unit",
+    "value",
+    "tolerance",
+];
 
 /// Parses the text of a claims CSV file (RFC 4180; header line first).
 ///
@@ -19,15 +27,19 @@ pub const COLUMNS: [&str; 8] =
 pub fn parse_claims_csv(text: &str, source_name: &str) -> Result<Vec<ClaimSpec>, ReportError> {
     let records = read_records(text, source_name)?;
     let mut records = records.into_iter();
-    let header = records
-        .next()
-        .ok_or_else(|| ReportError::MissingHeader { source_name: source_name.to_string() })?;
+    let header = records.next().ok_or_else(|| ReportError::MissingHeader {
+        source_name: source_name.to_string(),
+    })?;
     let columns = Columns::from_header(&header, source_name)?;
 
     let mut specs = Vec::new();
     let mut first_line_of: BTreeMap<String, usize> = BTreeMap::new();
     for record in records {
-        let row = Row { record: &record, columns: &columns, source_name };
+        let row = Row {
+            record: &record,
+            columns: &columns,
+            source_name,
+        };
         let spec = row.spec()?;
         if let Some(&first_line) = first_line_of.get(&spec.id) {
             return Err(ReportError::DuplicateId {
@@ -73,13 +85,23 @@ impl Columns {
         }
         let mut index = [0; COLUMNS.len()];
         for (slot, wanted) in index.iter_mut().zip(COLUMNS) {
-            *slot = names.iter().position(|n| *n == wanted).ok_or_else(|| ReportError::BadHeader {
-                source_name: source_name.to_string(),
-                column: wanted.to_string(),
-                expected: format!("a column named `{wanted}` (required: {})", COLUMNS.join(",")),
-            })?;
+            *slot =
+                names
+                    .iter()
+                    .position(|n| *n == wanted)
+                    .ok_or_else(|| ReportError::BadHeader {
+                        source_name: source_name.to_string(),
+                        column: wanted.to_string(),
+                        expected: format!(
+                            "a column named `{wanted}` (required: {})",
+                            COLUMNS.join(",")
+                        ),
+                    })?;
         }
-        Ok(Columns { index, count: names.len() })
+        Ok(Columns {
+            index,
+            count: names.len(),
+        })
     }
 }
 
@@ -128,7 +150,11 @@ impl Row<'_> {
     /// The trimmed text of a column.
     fn text(&self, column: &str) -> String {
         let pos = COLUMNS.iter().position(|c| *c == column).unwrap_or(0);
-        self.record.fields.get(self.columns.index[pos]).map(|f| f.trim().to_string()).unwrap_or_default()
+        self.record
+            .fields
+            .get(self.columns.index[pos])
+            .map(|f| f.trim().to_string())
+            .unwrap_or_default()
     }
 
     fn required(&self, column: &str) -> Result<String, ReportError> {
@@ -149,7 +175,10 @@ impl Row<'_> {
             return match text.as_str() {
                 "true" => Ok(Some(ClaimValue::Bool(true))),
                 "false" => Ok(Some(ClaimValue::Bool(false))),
-                _ => Err(self.bad("value", "`true` or `false` (unit is bool), or empty if withheld")),
+                _ => Err(self.bad(
+                    "value",
+                    "`true` or `false` (unit is bool), or empty if withheld",
+                )),
             };
         }
         match text.parse::<f64>() {
@@ -164,11 +193,17 @@ impl Row<'_> {
             return Ok(None);
         }
         if is_bool {
-            return Err(self.bad("tolerance", "an empty field (bool claims have no tolerance)"));
+            return Err(self.bad(
+                "tolerance",
+                "an empty field (bool claims have no tolerance)",
+            ));
         }
         match text.parse::<f64>() {
             Ok(x) if x.is_finite() && x >= 0.0 => Ok(Some(x)),
-            _ => Err(self.bad("tolerance", "a relative tolerance >= 0 such as 0.15, or empty")),
+            _ => Err(self.bad(
+                "tolerance",
+                "a relative tolerance >= 0 such as 0.15, or empty",
+            )),
         }
     }
 
@@ -199,7 +234,8 @@ mod tests {
 
     #[test]
     fn real_claims_file_parses() {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/reference/claims.csv");
+        let path =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/reference/claims.csv");
         if !path.exists() {
             eprintln!("skipping: {} not found", path.display());
             return;
@@ -213,12 +249,20 @@ mod tests {
         assert_eq!(first.unit, "us");
         assert_eq!(first.published, Some(ClaimValue::Number(1.22)));
         assert_eq!(first.tolerance, Some(0.15));
-        assert!(specs.iter().any(|s| s.published.is_none()), "some values are withheld");
+        assert!(
+            specs.iter().any(|s| s.published.is_none()),
+            "some values are withheld"
+        );
         for s in specs.iter().filter(|s| s.is_bool()) {
             assert!(s.tolerance.is_none(), "{}", s.id);
-            assert!(matches!(s.published, None | Some(ClaimValue::Bool(_))), "{}", s.id);
+            assert!(
+                matches!(s.published, None | Some(ClaimValue::Bool(_))),
+                "{}",
+                s.id
+            );
         }
-        let papers: std::collections::BTreeSet<&str> = specs.iter().map(|s| s.paper.as_str()).collect();
+        let papers: std::collections::BTreeSet<&str> =
+            specs.iter().map(|s| s.paper.as_str()).collect();
         assert_eq!(papers.len(), 5, "{papers:?}");
     }
 
@@ -238,8 +282,14 @@ mod tests {
 
     #[test]
     fn empty_text_has_no_header() {
-        assert!(matches!(parse_claims_csv("", "c.csv"), Err(ReportError::MissingHeader { .. })));
-        assert!(matches!(parse_claims_csv("\n\n", "c.csv"), Err(ReportError::MissingHeader { .. })));
+        assert!(matches!(
+            parse_claims_csv("", "c.csv"),
+            Err(ReportError::MissingHeader { .. })
+        ));
+        assert!(matches!(
+            parse_claims_csv("\n\n", "c.csv"),
+            Err(ReportError::MissingHeader { .. })
+        ));
     }
 
     #[test]
@@ -253,9 +303,12 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("c.csv:1") && e.contains("`tolerance`"), "{e}");
-        let e = parse_claims_csv("id,id,paper,figure,testbed,description,unit,value,tolerance\n", "c.csv")
-            .unwrap_err()
-            .to_string();
+        let e = parse_claims_csv(
+            "id,id,paper,figure,testbed,description,unit,value,tolerance\n",
+            "c.csv",
+        )
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("`id`") && e.contains("once"), "{e}");
     }
 
@@ -276,13 +329,19 @@ mod tests {
     #[test]
     fn bool_not_true_or_false() {
         let e = err("a,vpi,fig1,tb,d,bool,yes,\n");
-        assert!(e.starts_with("c.csv:2: column `value`: expected `true` or `false`"), "{e}");
+        assert!(
+            e.starts_with("c.csv:2: column `value`: expected `true` or `false`"),
+            "{e}"
+        );
     }
 
     #[test]
     fn bool_with_tolerance() {
         let e = err("a,vpi,fig1,tb,d,bool,true,0.1\n");
-        assert!(e.contains("column `tolerance`") && e.contains("bool claims have no tolerance"), "{e}");
+        assert!(
+            e.contains("column `tolerance`") && e.contains("bool claims have no tolerance"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -294,21 +353,30 @@ mod tests {
     #[test]
     fn unknown_unit() {
         let e = err("a,vpi,fig1,tb,d,Gb/s,1,0.1\n");
-        assert!(e.contains("column `unit`") && e.contains("one of us, ms"), "{e}");
+        assert!(
+            e.contains("column `unit`") && e.contains("one of us, ms"),
+            "{e}"
+        );
     }
 
     #[test]
     fn empty_or_spaced_id_and_missing_paper_or_figure() {
         assert!(err(",vpi,fig1,tb,d,us,1,0.1\n").contains("column `id`"));
         assert!(err("a b,vpi,fig1,tb,d,us,1,0.1\n").contains("without spaces"));
-        assert!(err("a,,fig1,tb,d,us,1,0.1\n").contains("column `paper`: expected a non-empty value"));
+        assert!(
+            err("a,,fig1,tb,d,us,1,0.1\n").contains("column `paper`: expected a non-empty value")
+        );
         assert!(err("a,vpi,,tb,d,us,1,0.1\n").contains("column `figure`"));
     }
 
     #[test]
     fn duplicate_id() {
-        let e = err("a,vpi,fig1,tb,d,us,1,0.1\nb,vpi,fig1,tb,d,us,1,0.1\n\na,vpi,fig2,tb,d,us,2,0.1\n");
-        assert_eq!(e, "c.csv:5: column `id`: duplicate claim id \"a\" (first on line 2)");
+        let e =
+            err("a,vpi,fig1,tb,d,us,1,0.1\nb,vpi,fig1,tb,d,us,1,0.1\n\na,vpi,fig2,tb,d,us,2,0.1\n");
+        assert_eq!(
+            e,
+            "c.csv:5: column `id`: duplicate claim id \"a\" (first on line 2)"
+        );
     }
 
     #[test]
@@ -319,7 +387,9 @@ mod tests {
 
     #[test]
     fn missing_file_names_the_path() {
-        let e = read_claims_csv(Path::new("/nonexistent/claims.csv")).unwrap_err().to_string();
+        let e = read_claims_csv(Path::new("/nonexistent/claims.csv"))
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("/nonexistent/claims.csv: cannot read"), "{e}");
     }
 }

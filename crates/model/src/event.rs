@@ -1,0 +1,27 @@
+//! Messages between model components.
+
+use crate::transport::packet::Packet;
+use crate::transport::qp::{RespJob, Wr};
+use interlab_kernel::Time;
+use interlab_patterns::Input;
+
+/// Every message of the verbs model.
+#[derive(Debug, Clone)]
+pub enum Ev {
+    /// Processes start their programs.
+    Start,
+    /// The last bit of `pkt` reached adapter port `port` of a node.
+    PktAtNode { port: u8, pkt: Packet },
+    /// The first bit of `pkt` reached switch input `in_port`; it takes `ser_ps` to arrive whole.
+    PktAtSwitch { in_port: u16, ser_ps: Time, pkt: Packet },
+    /// A process sees `input` (memory updated and noticed); `cqe` when it consumes a CQE.
+    Notify { proc: u16, input: Input, cqe: bool },
+    /// A doorbell write reached the adapter.
+    Doorbell { qp: u32, wr: Wr },
+    /// The adapter has fetched the work request.
+    WqeFetched { qp: u32, wr: Wr },
+    /// A responder job is ready for the send engine.
+    RespReady { qp: u32, job: RespJob },
+    /// A prepared packet left its port: the engine may prepare another.
+    TxSlot,
+}

@@ -1,0 +1,75 @@
+//! Host channel adapter parameters.
+
+use crate::params::{ParamError, Table};
+
+/// An InfiniBand adapter (HCA): engines, queues and limits.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AdapterSpec {
+    /// Physical ports.
+    pub ports: u32,
+    /// Send engine time per work request (WQE parsing, QP context), ns.
+    pub tx_wqe_ns: f64,
+    /// Send engine time per packet, ns.
+    pub tx_packet_ns: f64,
+    /// Receive engine time per packet (checks, placement, ACK generation), ns.
+    pub rx_packet_ns: f64,
+    /// Responder work to start an RDMA read or atomic response (context, key and address
+    /// translation), ns.
+    pub responder_setup_ns: f64,
+    /// Work-queue entry size fetched by DMA, bytes.
+    pub wqe_bytes: u64,
+    /// Completion-queue entry size written by DMA, bytes.
+    pub cqe_bytes: u64,
+    /// Doorbell write, bytes.
+    pub doorbell_bytes: u64,
+    /// Packets the send engine may have prepared but not yet sent (prefetch depth).
+    pub tx_depth: u32,
+    /// RC: unacknowledged packets allowed per QP.
+    pub rc_max_unacked_packets: u32,
+    /// RC: outstanding RDMA reads/atomics per QP (initiator depth).
+    pub max_rd_atomic: u32,
+}
+
+impl AdapterSpec {
+    /// Reads `[adapter]`.
+    pub fn from_table(t: &mut Table) -> Result<Self, ParamError> {
+        Ok(AdapterSpec {
+            ports: t.param_u64("ports", "ports", 1)? as u32,
+            tx_wqe_ns: t.param("tx_wqe_ns", "ns")?,
+            tx_packet_ns: t.param("tx_packet_ns", "ns")?,
+            rx_packet_ns: t.param("rx_packet_ns", "ns")?,
+            responder_setup_ns: t.param("responder_setup_ns", "ns")?,
+            wqe_bytes: t.param_u64("wqe_bytes", "bytes", 1)?,
+            cqe_bytes: t.param_u64("cqe_bytes", "bytes", 1)?,
+            doorbell_bytes: t.param_u64("doorbell_bytes", "bytes", 1)?,
+            tx_depth: t.param_u64("tx_depth", "packets", 1)? as u32,
+            rc_max_unacked_packets: t.param_u64("rc_max_unacked_packets", "packets", 1)? as u32,
+            max_rd_atomic: t.param_u64("max_rd_atomic", "requests", 1)? as u32,
+        })
+    }
+}
+
+/// The host CPU as seen by verbs programs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostSpec {
+    /// Logical CPUs processes can be bound to.
+    pub cores: u32,
+    /// CPU time to build a work request and ring the doorbell, ns.
+    pub post_ns: f64,
+    /// CPU time to read and consume one completion-queue entry, ns.
+    pub cqe_poll_ns: f64,
+    /// Mean delay for a spinning poller to see a memory update, ns.
+    pub poll_detect_ns: f64,
+}
+
+impl HostSpec {
+    /// Reads `[host]`.
+    pub fn from_table(t: &mut Table) -> Result<Self, ParamError> {
+        Ok(HostSpec {
+            cores: t.param_u64("cores", "logical CPUs", 1)? as u32,
+            post_ns: t.param("post_ns", "ns")?,
+            cqe_poll_ns: t.param("cqe_poll_ns", "ns")?,
+            poll_detect_ns: t.param("poll_detect_ns", "ns")?,
+        })
+    }
+}

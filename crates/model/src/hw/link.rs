@@ -1,0 +1,109 @@
+//! InfiniBand links: per-lane signalling, width, line code, MTU, propagation.
+
+use crate::params::{ParamError, Table};
+use interlab_kernel::Time;
+
+/// Line code of a serial link: data bits carried per signalled bit.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum LineCode {
+    /// 8b/10b (SDR, DDR, QDR InfiniBand; PCIe gen1/2): 0.8.
+    B8B10,
+    /// 64b/66b (FDR, EDR InfiniBand; 10GBASE-R).
+    B64B66,
+    /// 128b/130b (PCIe gen3-5).
+    B128B130,
+    /// PAM4 with FEC as HDR/NDR InfiniBand: 50 data per 53.125 signalled (MODEL-FACTS 1.1).
+    Pam4Fec,
+}
+
+impl LineCode {
+    /// Parses the profile word.
+    pub fn parse(t: &mut Table, key: &str) -> Result<LineCode, ParamError> {
+        Ok(match t.choice(key, &["8b10b", "64b66b", "128b130b", "pam4-fec"], None)?.as_str() {
+            "8b10b" => LineCode::B8B10,
+            "64b66b" => LineCode::B64B66,
+            "128b130b" => LineCode::B128B130,
+            _ => LineCode::Pam4Fec,
+        })
+    }
+
+    /// Data bits per signalled bit.
+    pub fn efficiency(self) -> f64 {
+        match self {
+            LineCode::B8B10 => 0.8,
+            LineCode::B64B66 => 64.0 / 66.0,
+            LineCode::B128B130 => 128.0 / 130.0,
+            LineCode::Pam4Fec => 50.0 / 53.125,
+        }
+    }
+}
+
+/// One direction of a link (both directions are alike).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LinkSpec {
+    /// Signalling rate per lane, Gb/s.
+    pub lane_gbps: f64,
+    /// Lanes (1, 4, 8, 12).
+    pub lanes: u32,
+    /// Line code.
+    pub code: LineCode,
+    /// Path MTU: payload bytes per packet.
+    pub mtu_bytes: u32,
+    /// Physical-layer bytes per packet beyond the packet itself (delimiters, idles).
+    pub framing_bytes: u32,
+    /// Cable length node to switch, metres.
+    pub cable_m: f64,
+    /// Propagation delay, ns per metre.
+    pub prop_ns_per_m: f64,
+}
+
+impl LinkSpec {
+    /// Reads `[link]`.
+    pub fn from_table(t: &mut Table) -> Result<Self, ParamError> {
+        let s = LinkSpec {
+            lane_gbps: t.param("lane_gbps", "Gb/s")?,
+            lanes: t.param_u64("lanes", "lanes", 1)? as u32,
+            code: LineCode::parse(t, "line_code")?,
+            mtu_bytes: t.param_u64("mtu_bytes", "bytes", 256)? as u32,
+            framing_bytes: t.param_u64("framing_bytes", "bytes", 0)? as u32,
+            cable_m: t.param("cable_m", "m")?,
+            prop_ns_per_m: t.param("prop_ns_per_m", "ns/m")?,
+        };
+        if !s.mtu_bytes.is_power_of_two() || s.mtu_bytes > 4096 {
+            return Err(t.err("mtu_bytes", format!("InfiniBand MTU must be 256, 512, 1024, 2048 or 4096, found {}", s.mtu_bytes)));
+        }
+        if s.lane_gbps <= 0.0 {
+            return Err(t.err("lane_gbps", "must be > 0"));
+        }
+        Ok(s)
+    }
+
+    /// Data rate, Mb/s (10^6 bit/s).
+    pub fn data_mbps(&self) -> f64 {
+        self.lane_gbps * 1000.0 * self.lanes as f64 * self.code.efficiency()
+    }
+
+    /// Picoseconds to serialise `bytes` (plus per-packet framing) onto the wire.
+    pub fn ser_ps(&self, packet_bytes: u64) -> Time {
+        let bits = (packet_bytes + self.framing_bytes as u64) as f64 * 8.0;
+        (bits / self.data_mbps() * 1e6).ceil() as Time
+    }
+
+    /// One-way propagation over the cable, picoseconds.
+    pub fn prop_ps(&self) -> Time {
+        (self.cable_m * self.prop_ns_per_m * 1000.0).round() as Time
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sdr_4x_is_one_byte_per_ns() {
+        let l = LinkSpec { lane_gbps: 2.5, lanes: 4, code: LineCode::B8B10, mtu_bytes: 2048, framing_bytes: 0, cable_m: 2.0, prop_ns_per_m: 5.0 };
+        assert_eq!(l.data_mbps(), 8000.0);
+        assert_eq!(l.ser_ps(2048), 2_048_000);
+        assert_eq!(l.prop_ps(), 10_000);
+    }
+}

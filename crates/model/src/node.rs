@@ -1,0 +1,475 @@
+//! A host: processes on CPU cores, the host bus, and the adapter with its send and receive
+//! engines and queue pairs. One component per node; the layers inside are the structs of
+//! `hw` and `transport`.
+
+use crate::event::Ev;
+use crate::hw::bus::Bus;
+use crate::profile::Profile;
+use crate::transport::headers::packet_bytes;
+use crate::transport::packet::{ext_bytes, Kind, MsgMeta, Packet, Service};
+use crate::transport::qp::{packets_for, Active, Qp, RespJob, RespKind, Wr};
+use interlab_kernel::{Component, ComponentId, Ctx, Time};
+use interlab_patterns::{Input, Message, Op, Output, Program};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+fn ns(x: f64) -> Time {
+    (x * 1000.0).round() as Time
+}
+
+/// How a channel uses the adapter's ports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PortUse {
+    /// Every message on one QP.
+    Single,
+    /// Messages above `threshold` bytes split evenly over all the channel's QPs (one per
+    /// port), each stripe followed by a control message on its QP; smaller ones on the first.
+    Stripe { threshold: u64 },
+}
+
+/// A channel's end on this node.
+#[derive(Debug, Clone)]
+pub struct ChanEnd {
+    /// QPs, one per port used.
+    pub qps: Vec<u32>,
+    pub ports: PortUse,
+    /// Process owning this end.
+    pub proc: u16,
+    /// Next message number.
+    pub next_msg: u64,
+}
+
+/// Bytes of the control message sent after each stripe.
+pub const STRIPE_CTRL_BYTES: u64 = 16;
+
+/// A process: a core and the pattern programs it runs (one per channel).
+#[derive(Debug, Clone)]
+pub struct Proc {
+    pub core: u32,
+    pub programs: Vec<Program>,
+}
+
+/// Counters of one node.
+#[derive(Debug, Clone, Default)]
+pub struct NodeStats {
+    pub packets_sent: u64,
+    pub packets_received: u64,
+    /// Payload bytes placed in this node's memory by the adapter.
+    pub payload_bytes_received: u64,
+    /// Payload bytes read from this node's memory and sent.
+    pub payload_bytes_sent: u64,
+    /// Busy time per core, picoseconds.
+    pub core_busy_ps: Vec<Time>,
+}
+
+/// One host with its adapter.
+pub struct Node {
+    /// Index among nodes.
+    pub index: u32,
+    prof: Arc<Profile>,
+    switch: ComponentId,
+    /// Switch port of this node's adapter port 0.
+    switch_port_base: u16,
+    /// The host bus.
+    pub bus: Bus,
+    tx_engine_free: Time,
+    rx_engine_free: Time,
+    port_free: Vec<Time>,
+    tx_inflight: u32,
+    rr: usize,
+    /// Queue pairs.
+    pub qps: Vec<Qp>,
+    procs: Vec<Proc>,
+    core_free: Vec<Time>,
+    chans: BTreeMap<u32, ChanEnd>,
+    reassembly: BTreeMap<(u32, u64), u16>,
+    next_wr: u64,
+    /// Counters.
+    pub stats: NodeStats,
+    out: Vec<Output>,
+}
+
+impl Node {
+    /// A node attached to `switch` at ports `switch_port_base..+ports`.
+    pub fn new(index: u32, prof: Arc<Profile>, switch: ComponentId, switch_port_base: u16) -> Self {
+        let cores = prof.host.cores as usize;
+        let ports = prof.adapter.ports as usize;
+        Node {
+            index,
+            bus: Bus::new(&prof.bus),
+            prof,
+            switch,
+            switch_port_base,
+            tx_engine_free: 0,
+            rx_engine_free: 0,
+            port_free: vec![0; ports],
+            tx_inflight: 0,
+            rr: 0,
+            qps: Vec::new(),
+            procs: Vec::new(),
+            core_free: vec![0; cores],
+            chans: BTreeMap::new(),
+            reassembly: BTreeMap::new(),
+            next_wr: 0,
+            stats: NodeStats { core_busy_ps: vec![0; cores], ..Default::default() },
+            out: Vec::new(),
+        }
+    }
+
+    /// Adds a queue pair; returns its index.
+    pub fn add_qp(&mut self, port: u8, service: Service, remote_node: u32, remote_port: u8, remote_qp: u32) -> u32 {
+        let id = self.qps.len() as u32;
+        self.qps.push(Qp::new(id, port, service, remote_node, remote_port, remote_qp));
+        id
+    }
+
+    /// Adds a process bound to `core`; returns its index.
+    pub fn add_proc(&mut self, core: u32) -> u16 {
+        self.procs.push(Proc { core: core % self.core_free.len() as u32, programs: Vec::new() });
+        (self.procs.len() - 1) as u16
+    }
+
+    /// Gives process `proc` a program.
+    pub fn add_program(&mut self, proc: u16, p: Program) {
+        self.procs[proc as usize].programs.push(p);
+    }
+
+    /// Declares this node's end of a channel.
+    pub fn add_chan(&mut self, chan: u32, end: ChanEnd) {
+        self.chans.insert(chan, end);
+    }
+
+    /// The processes (to read their programs' samples after a run).
+    pub fn procs(&self) -> &[Proc] {
+        &self.procs
+    }
+
+    // ---------------------------------------------------------------- processes (CPU)
+
+    fn run_programs(&mut self, proc: u16, input: Input, cqe: bool, ctx: &mut Ctx<'_, Ev>) {
+        let core = self.procs[proc as usize].core as usize;
+        let start = ctx.now().max(self.core_free[core]);
+        let mut t = start;
+        if cqe {
+            t += ns(self.prof.host.cqe_poll_ns);
+        }
+        let mut out = std::mem::take(&mut self.out);
+        out.clear();
+        let chan = match input {
+            Input::Start => None,
+            Input::Arrived { chan, .. } | Input::Completed { chan, .. } => Some(chan),
+        };
+        for prog in self.procs[proc as usize].programs.iter_mut() {
+            if chan.is_none_or(|c| c == prog.chan()) {
+                prog.on(t, input, &mut out);
+            }
+        }
+        for o in &out {
+            if let Output::Post(m) = o {
+                t = self.post_message(*m, t, ctx);
+            }
+        }
+        self.out = out;
+        self.core_free[core] = t;
+        self.stats.core_busy_ps[core] += t - start;
+    }
+
+    /// Posts the work requests carrying `m`, starting on the CPU at `t`; returns when the CPU is done.
+    fn post_message(&mut self, m: Message, mut t: Time, ctx: &mut Ctx<'_, Ev>) -> Time {
+        let end = self.chans.get_mut(&m.chan).unwrap_or_else(|| panic!("node {}: no channel {}", self.index, m.chan));
+        let msg_id = end.next_msg;
+        end.next_msg += 1;
+        let striped = matches!(end.ports, PortUse::Stripe { threshold } if m.bytes > threshold && end.qps.len() > 1
+            && matches!(m.op, Op::Send | Op::RdmaWrite));
+        let qps = end.qps.clone();
+        let mut wrs: Vec<(u32, Op, u64, MsgMeta)> = Vec::new();
+        let meta = MsgMeta { chan: m.chan, tag: m.tag, msg_id, parts: 1, bytes: m.bytes, notify: true };
+        if striped {
+            let n = qps.len() as u64;
+            let parts = n as u16;
+            for (i, &q) in qps.iter().enumerate() {
+                let share = m.bytes / n + if (i as u64) < m.bytes % n { 1 } else { 0 };
+                let pm = MsgMeta { parts, ..meta };
+                if m.op == Op::Send {
+                    wrs.push((q, Op::Send, share, pm));
+                } else {
+                    wrs.push((q, Op::RdmaWrite, share, MsgMeta { notify: false, ..pm }));
+                    wrs.push((q, Op::Send, STRIPE_CTRL_BYTES, pm));
+                }
+            }
+        } else {
+            let bytes = if matches!(m.op, Op::FetchAdd | Op::CmpSwap) { 8 } else { m.bytes };
+            wrs.push((qps[0], m.op, bytes, meta));
+        }
+        for (qp, op, bytes, meta) in wrs {
+            t += ns(self.prof.host.post_ns);
+            let wr = Wr { id: self.next_wr, op, bytes, meta };
+            self.next_wr += 1;
+            let arrive = self.bus.mmio_write(t, self.prof.adapter.doorbell_bytes);
+            ctx.send_at(ctx.me(), arrive, Ev::Doorbell { qp, wr });
+        }
+        t
+    }
+
+    fn notify(&mut self, at: Time, proc: u16, input: Input, cqe: bool, ctx: &mut Ctx<'_, Ev>) {
+        let detect = at + ns(self.prof.host.poll_detect_ns);
+        ctx.send_at(ctx.me(), detect, Ev::Notify { proc, input, cqe });
+    }
+
+    fn arrived(&mut self, at: Time, meta: MsgMeta, cqe: bool, ctx: &mut Ctx<'_, Ev>) {
+        if meta.parts > 1 {
+            let k = (meta.chan, meta.msg_id);
+            let c = self.reassembly.entry(k).or_insert(0);
+            *c += 1;
+            if *c < meta.parts {
+                return;
+            }
+            self.reassembly.remove(&k);
+        }
+        let proc = self.chans.get(&meta.chan).map(|c| c.proc).unwrap_or(0);
+        self.notify(at, proc, Input::Arrived { chan: meta.chan, bytes: meta.bytes, tag: meta.tag }, cqe, ctx);
+    }
+
+    // ---------------------------------------------------------------- adapter: send side
+
+    fn pump_tx(&mut self, ctx: &mut Ctx<'_, Ev>) {
+        let a = &self.prof.adapter;
+        let (depth, unacked, rd) = (a.tx_depth, a.rc_max_unacked_packets, a.max_rd_atomic);
+        let n = self.qps.len();
+        while self.tx_inflight < depth {
+            let Some(q) = (0..n).map(|k| (self.rr + k) % n).find(|&q| self.qps[q].can_send(unacked, rd)) else {
+                break;
+            };
+            self.rr = (q + 1) % n;
+            self.send_one(q, ctx);
+        }
+    }
+
+    fn send_one(&mut self, q: usize, ctx: &mut Ctx<'_, Ev>) {
+        let now = ctx.now();
+        let prof = self.prof.clone();
+        let (a, mtu) = (&prof.adapter, prof.link.mtu_bytes as u64);
+        let qp = &mut self.qps[q];
+        let mut engine = ns(a.tx_packet_ns);
+        let (kind, payload, wr_id, meta, psn, ack_req, atomic_rmw);
+        if let Some(job) = qp.resp.front_mut() {
+            // Responder traffic first: read responses and atomic ACKs.
+            if job.sent == 0 {
+                engine += ns(a.responder_setup_ns);
+            }
+            wr_id = job.wr_id;
+            meta = job.meta;
+            psn = 0;
+            ack_req = false;
+            match job.kind {
+                RespKind::Read { len } => {
+                    let total = len.div_ceil(mtu).max(1);
+                    let first = job.sent == 0;
+                    payload = (len - job.sent * mtu).min(mtu);
+                    job.sent += 1;
+                    let last = job.sent == total;
+                    kind = Kind::ReadResp { first, last };
+                    atomic_rmw = false;
+                    if last {
+                        qp.resp.pop_front();
+                    }
+                }
+                RespKind::Atomic => {
+                    kind = Kind::AtomicAck;
+                    payload = 0;
+                    atomic_rmw = true;
+                    qp.resp.pop_front();
+                }
+            }
+        } else {
+            let head = qp.sq.front_mut().expect("can_send checked");
+            if head.sent == 0 {
+                engine += ns(a.tx_wqe_ns);
+            }
+            let wr = head.wr;
+            let first = head.sent == 0;
+            head.sent += 1;
+            let last = head.sent == head.packets;
+            wr_id = wr.id;
+            meta = wr.meta;
+            atomic_rmw = false;
+            (kind, payload) = match wr.op {
+                Op::Send | Op::RdmaWrite => (Kind::Data { op: wr.op, first, last }, (wr.bytes - (head.sent - 1) * mtu).min(mtu)),
+                Op::RdmaRead => (Kind::ReadReq { len: wr.bytes }, 0),
+                Op::FetchAdd | Op::CmpSwap => (Kind::AtomicReq, 0),
+            };
+            psn = qp.next_psn;
+            qp.next_psn += 1;
+            // The requester asks for an ACK on the last packet of a message and every half
+            // window, so a long message never stalls on its own window.
+            let half = (a.rc_max_unacked_packets as u64 / 2).max(1);
+            ack_req = qp.service == Service::Rc && (last || (psn + 1) % half == 0);
+            if last {
+                qp.sq.pop_front();
+                if wr.op.is_request_response() {
+                    qp.reads_out += 1;
+                }
+                if qp.service == Service::Rc && !wr.op.is_request_response() {
+                    qp.unacked.push_back((psn, wr));
+                }
+            }
+        }
+        let (service, port, dst_node, dst_port, dst_qp) = (qp.service, qp.port, qp.remote_node, qp.remote_port, qp.remote_qp);
+        // Send engine, then the payload's DMA read, then the port.
+        let start = now.max(self.tx_engine_free);
+        self.tx_engine_free = start + engine;
+        let mut ready = self.tx_engine_free;
+        if payload > 0 {
+            ready = self.bus.dma_read(ready, payload);
+        }
+        if atomic_rmw {
+            ready = self.bus.dma_read(ready, 8);
+            self.bus.dma_write(ready, 8);
+        }
+        let wire = packet_bytes(ext_bytes(kind, service), payload);
+        let ser = prof.link.ser_ps(wire);
+        let depart = ready.max(self.port_free[port as usize]);
+        self.port_free[port as usize] = depart + ser;
+        let pkt = Packet { dst_node, dst_port, dst_qp, kind, service, psn, ack_req, payload, wire_bytes: wire, wr_id, meta };
+        ctx.send_at(self.switch, depart + prof.link.prop_ps(), Ev::PktAtSwitch { in_port: self.switch_port_base + port as u16, ser_ps: ser, pkt });
+        self.stats.packets_sent += 1;
+        self.stats.payload_bytes_sent += payload;
+        self.tx_inflight += 1;
+        ctx.send_at(ctx.me(), depart + ser, Ev::TxSlot);
+    }
+
+    /// Sends an RC ACK for `psn` on `qp`'s port, ready at `t` (generated by the receive engine).
+    fn send_ack(&mut self, q: usize, psn: u64, t: Time, ctx: &mut Ctx<'_, Ev>) {
+        let qp = &self.qps[q];
+        let kind = Kind::Ack;
+        let wire = packet_bytes(ext_bytes(kind, qp.service), 0);
+        let ser = self.prof.link.ser_ps(wire);
+        let port = qp.port as usize;
+        let depart = t.max(self.port_free[port]);
+        self.port_free[port] = depart + ser;
+        let pkt = Packet {
+            dst_node: qp.remote_node,
+            dst_port: qp.remote_port,
+            dst_qp: qp.remote_qp,
+            kind,
+            service: qp.service,
+            psn,
+            ack_req: false,
+            payload: 0,
+            wire_bytes: wire,
+            wr_id: 0,
+            meta: MsgMeta { chan: 0, tag: 0, msg_id: 0, parts: 1, bytes: 0, notify: false },
+        };
+        self.stats.packets_sent += 1;
+        ctx.send_at(self.switch, depart + self.prof.link.prop_ps(), Ev::PktAtSwitch { in_port: self.switch_port_base + port as u16, ser_ps: ser, pkt });
+    }
+
+    // ---------------------------------------------------------------- adapter: receive side
+
+    fn receive(&mut self, pkt: Packet, ctx: &mut Ctx<'_, Ev>) {
+        let now = ctx.now();
+        let prof = self.prof.clone();
+        let a = &prof.adapter;
+        self.stats.packets_received += 1;
+        let start = now.max(self.rx_engine_free);
+        let mut t = start + ns(a.rx_packet_ns);
+        let q = pkt.dst_qp as usize;
+        match pkt.kind {
+            Kind::Data { op, first, last } => {
+                if op == Op::Send && first {
+                    // Fetch the receive WQE the message lands in.
+                    t = self.bus.dma_read(t, a.wqe_bytes);
+                }
+                self.rx_engine_free = t;
+                let visible = if pkt.payload > 0 { self.bus.dma_write(t, pkt.payload) } else { t };
+                self.stats.payload_bytes_received += pkt.payload;
+                if last && pkt.meta.notify {
+                    if op == Op::Send {
+                        let cqe = self.bus.dma_write(visible, a.cqe_bytes);
+                        self.arrived(cqe, pkt.meta, true, ctx);
+                    } else {
+                        self.arrived(visible, pkt.meta, false, ctx);
+                    }
+                }
+                if pkt.ack_req {
+                    self.send_ack(q, pkt.psn, t, ctx);
+                }
+            }
+            Kind::ReadReq { len } => {
+                self.rx_engine_free = t;
+                let job = RespJob { kind: RespKind::Read { len }, wr_id: pkt.wr_id, meta: pkt.meta, sent: 0 };
+                ctx.send_at(ctx.me(), t, Ev::RespReady { qp: pkt.dst_qp, job });
+            }
+            Kind::AtomicReq => {
+                self.rx_engine_free = t;
+                let job = RespJob { kind: RespKind::Atomic, wr_id: pkt.wr_id, meta: pkt.meta, sent: 0 };
+                ctx.send_at(ctx.me(), t, Ev::RespReady { qp: pkt.dst_qp, job });
+            }
+            Kind::ReadResp { .. } | Kind::AtomicAck => {
+                self.rx_engine_free = t;
+                let bytes = if pkt.kind == Kind::AtomicAck { 8 } else { pkt.payload };
+                let visible = self.bus.dma_write(t, bytes);
+                self.stats.payload_bytes_received += pkt.payload;
+                let done = match pkt.kind {
+                    Kind::ReadResp { last, .. } => last,
+                    _ => true,
+                };
+                if done {
+                    let cqe = self.bus.dma_write(visible, a.cqe_bytes);
+                    let qp = &mut self.qps[q];
+                    qp.reads_out -= 1;
+                    let proc = self.chans.get(&pkt.meta.chan).map(|c| c.proc).unwrap_or(0);
+                    self.notify(cqe, proc, Input::Completed { chan: pkt.meta.chan, tag: pkt.meta.tag }, true, ctx);
+                    self.pump_tx(ctx);
+                }
+            }
+            Kind::Ack => {
+                self.rx_engine_free = t;
+                let qp = &mut self.qps[q];
+                qp.acked_psn = qp.acked_psn.max(pkt.psn + 1);
+                let mut completions = 0;
+                while qp.unacked.front().is_some_and(|(last, _)| *last <= pkt.psn) {
+                    qp.unacked.pop_front();
+                    completions += 1;
+                }
+                for _ in 0..completions {
+                    self.bus.dma_write(t, a.cqe_bytes);
+                }
+                self.pump_tx(ctx);
+            }
+        }
+    }
+}
+
+impl Component<Ev> for Node {
+    fn handle(&mut self, ev: Ev, ctx: &mut Ctx<'_, Ev>) {
+        self.bus.advance(ctx.now());
+        match ev {
+            Ev::Start => {
+                for p in 0..self.procs.len() {
+                    self.run_programs(p as u16, Input::Start, false, ctx);
+                }
+            }
+            Ev::Notify { proc, input, cqe } => self.run_programs(proc, input, cqe, ctx),
+            Ev::Doorbell { qp, wr } => {
+                let fetched = self.bus.dma_read(ctx.now(), self.prof.adapter.wqe_bytes);
+                ctx.send_at(ctx.me(), fetched, Ev::WqeFetched { qp, wr });
+            }
+            Ev::WqeFetched { qp, wr } => {
+                let packets = packets_for(wr.op, wr.bytes, self.prof.link.mtu_bytes as u64);
+                self.qps[qp as usize].sq.push_back(Active { wr, packets, sent: 0 });
+                self.pump_tx(ctx);
+            }
+            Ev::RespReady { qp, job } => {
+                self.qps[qp as usize].resp.push_back(job);
+                self.pump_tx(ctx);
+            }
+            Ev::TxSlot => {
+                self.tx_inflight -= 1;
+                self.pump_tx(ctx);
+            }
+            Ev::PktAtNode { pkt, .. } => self.receive(pkt, ctx),
+            Ev::PktAtSwitch { .. } => unreachable!("switch event delivered to a node"),
+        }
+    }
+}

@@ -1,0 +1,101 @@
+//! Testbed profiles: data files of physical primitives, each with its provenance.
+
+use crate::hw::adapter_spec::{AdapterSpec, HostSpec};
+use crate::hw::bus::BusSpec;
+use crate::hw::link::LinkSpec;
+use crate::hw::switch_spec::SwitchSpec;
+use crate::params::{ParamError, Table};
+
+/// Profiles shipped with interlab (embedded in the binary).
+pub const BUILTIN: &[(&str, &str)] = &[
+    ("xeon-mt25208-pcie", include_str!("../../../profiles/xeon-mt25208-pcie.toml")),
+    ("xeon-mt23108-pcix", include_str!("../../../profiles/xeon-mt23108-pcix.toml")),
+    ("epyc-hdr-pcie4", include_str!("../../../profiles/epyc-hdr-pcie4.toml")),
+];
+
+/// A testbed: hosts, bus, adapter, links, switch.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Profile {
+    /// Profile id.
+    pub id: String,
+    /// One-line description.
+    pub description: String,
+    pub host: HostSpec,
+    pub bus: BusSpec,
+    pub adapter: AdapterSpec,
+    pub link: LinkSpec,
+    pub switch: SwitchSpec,
+}
+
+impl Profile {
+    /// Parses profile text; `file` names it in errors.
+    pub fn parse(file: &str, text: &str) -> Result<Profile, ParamError> {
+        let root = Table::parse(file, text)?;
+        let mut t = Table::new(file, "", &root);
+        let mut p = t.table("profile")?;
+        let id = p.string("id")?.to_string();
+        let description = p.string("description")?.to_string();
+        p.finish()?;
+        macro_rules! section {
+            ($name:literal, $ty:ty) => {{
+                let mut s = t.table($name)?;
+                let v = <$ty>::from_table(&mut s)?;
+                s.finish()?;
+                v
+            }};
+        }
+        let host = section!("host", HostSpec);
+        let bus = section!("bus", BusSpec);
+        let adapter = section!("adapter", AdapterSpec);
+        let link = section!("link", LinkSpec);
+        let switch = section!("switch", SwitchSpec);
+        t.finish()?;
+        Ok(Profile { id, description, host, bus, adapter, link, switch })
+    }
+
+    /// A built-in profile by id, or a profile file by path.
+    pub fn load(name_or_path: &str) -> Result<Profile, ParamError> {
+        if let Some((_, text)) = BUILTIN.iter().find(|(id, _)| *id == name_or_path) {
+            return Profile::parse(&format!("built-in profile {name_or_path}"), text);
+        }
+        let path = std::path::Path::new(name_or_path);
+        if path.exists() {
+            let text = std::fs::read_to_string(path).map_err(|e| ParamError {
+                file: name_or_path.to_string(),
+                key: String::new(),
+                message: format!("cannot read: {e}"),
+            })?;
+            return Profile::parse(name_or_path, &text);
+        }
+        let known: Vec<&str> = BUILTIN.iter().map(|(id, _)| *id).collect();
+        Err(ParamError {
+            file: name_or_path.to_string(),
+            key: String::new(),
+            message: format!("no such profile file, and not a built-in profile (built-in: {})", known.join(", ")),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_profiles_parse() {
+        for (id, _) in BUILTIN {
+            let p = Profile::load(id).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(&p.id, id);
+        }
+    }
+
+    #[test]
+    fn missing_and_unknown_keys_are_named() {
+        let text = BUILTIN[0].1;
+        let broken = text.replacen("rx_packet_ns = {", "rx_packet_nss = {", 1);
+        let e = Profile::parse("x.toml", &broken).unwrap_err();
+        assert_eq!(e.file, "x.toml");
+        assert!(e.key.contains("rx_packet_ns"), "{e}");
+        let e = Profile::load("no-such-profile").unwrap_err();
+        assert!(e.message.contains("built-in"), "{e}");
+    }
+}

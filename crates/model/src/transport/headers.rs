@@ -1,0 +1,36 @@
+//! InfiniBand header sizes (bytes), from the IBA as quoted in MODEL-FACTS 1.2-1.3
+//! (linux `ib_pack.h`, `rxe_hdr.h`, `rxe_opcode.c`).
+
+/// Local route header.
+pub const LRH: u64 = 8;
+/// Base transport header.
+pub const BTH: u64 = 12;
+/// RDMA extended header (first/only RDMA write, read request).
+pub const RETH: u64 = 16;
+/// ACK extended header (ACK, first/last/only read response, atomic ACK).
+pub const AETH: u64 = 4;
+/// Atomic extended header (compare-and-swap, fetch-and-add request).
+pub const ATOMIC_ETH: u64 = 28;
+/// Atomic ACK extended header (original value).
+pub const ATOMIC_ACK_ETH: u64 = 8;
+/// Datagram extended header (UD).
+pub const DETH: u64 = 8;
+/// Invariant CRC.
+pub const ICRC: u64 = 4;
+/// Variant CRC.
+pub const VCRC: u64 = 2;
+
+/// Bytes on the wire (before physical framing) of a packet with `ext` extension-header
+/// bytes and `payload` bytes (padded to 4).
+pub fn packet_bytes(ext: u64, payload: u64) -> u64 {
+    LRH + BTH + ext + payload.div_ceil(4) * 4 + ICRC + VCRC
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn rc_middle_packet_overhead_is_26_bytes() {
+        assert_eq!(super::packet_bytes(0, 2048) - 2048, 26);
+        assert_eq!(super::packet_bytes(super::AETH, 0), 30);
+    }
+}

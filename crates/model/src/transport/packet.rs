@@ -1,0 +1,116 @@
+//! Packets as the model moves them: headers are accounted in `wire_bytes`; the rest is
+//! simulation metadata (which message, which part) the real packet would carry implicitly.
+
+use crate::transport::headers::*;
+use interlab_patterns::Op;
+
+/// Transport service of a queue pair.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Service {
+    /// Reliable connected: PSNs, ACKs, a window, reads and atomics.
+    Rc,
+    /// Unreliable connected: no ACKs; send and RDMA write.
+    Uc,
+    /// Unreliable datagram: one packet per message, send only.
+    Ud,
+}
+
+impl Service {
+    /// Spec name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Service::Rc => "rc",
+            Service::Uc => "uc",
+            Service::Ud => "ud",
+        }
+    }
+
+    /// Parses a spec name.
+    pub fn from_name(s: &str) -> Option<Service> {
+        match s {
+            "rc" => Some(Service::Rc),
+            "uc" => Some(Service::Uc),
+            "ud" => Some(Service::Ud),
+            _ => None,
+        }
+    }
+}
+
+/// Which message a packet belongs to, end to end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MsgMeta {
+    /// Logical channel.
+    pub chan: u32,
+    /// Pattern tag (data or reply).
+    pub tag: u32,
+    /// Sender's message number on this channel.
+    pub msg_id: u64,
+    /// Work requests the message was split into (striping) that carry a notification.
+    pub parts: u16,
+    /// Message size, bytes.
+    pub bytes: u64,
+    /// True when the receiver is told of this work request's arrival (last byte polled or
+    /// a receive completion).
+    pub notify: bool,
+}
+
+/// What a packet is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Send or RDMA-write data (request) packet.
+    Data { op: Op, first: bool, last: bool },
+    /// RDMA read request for `len` bytes.
+    ReadReq { len: u64 },
+    /// RDMA read response data.
+    ReadResp { first: bool, last: bool },
+    /// Atomic request.
+    AtomicReq,
+    /// Atomic acknowledgement carrying the original value.
+    AtomicAck,
+    /// RC acknowledgement of every PSN up to `psn`.
+    Ack,
+}
+
+/// One InfiniBand packet in flight.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Packet {
+    /// Destination node index and port.
+    pub dst_node: u32,
+    pub dst_port: u8,
+    /// Queue pair at the destination.
+    pub dst_qp: u32,
+    pub kind: Kind,
+    pub service: Service,
+    /// Packet sequence number (for ACKs: the PSN acknowledged).
+    pub psn: u64,
+    /// RC: the requester asks for an acknowledgement.
+    pub ack_req: bool,
+    /// Payload bytes.
+    pub payload: u64,
+    /// Bytes on the wire before physical framing.
+    pub wire_bytes: u64,
+    /// Work request id at the requester (responses echo it).
+    pub wr_id: u64,
+    pub meta: MsgMeta,
+}
+
+/// Extension-header bytes for a packet.
+pub fn ext_bytes(kind: Kind, service: Service) -> u64 {
+    let dgram = if service == Service::Ud { DETH } else { 0 };
+    dgram
+        + match kind {
+            Kind::Data { op: Op::RdmaWrite, first: true, .. } => RETH,
+            Kind::Data { .. } => 0,
+            Kind::ReadReq { .. } => RETH,
+            Kind::ReadResp { first, last } => {
+                if first || last {
+                    AETH
+                } else {
+                    0
+                }
+            }
+            Kind::AtomicReq => ATOMIC_ETH,
+            Kind::AtomicAck => AETH + ATOMIC_ACK_ETH,
+            Kind::Ack => AETH,
+        }
+}

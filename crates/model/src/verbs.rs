@@ -1,0 +1,206 @@
+//! Verbs experiments: two nodes through one switch, processes running a pattern over
+//! channels mapped to queue pairs and ports. This is where a pattern point becomes a
+//! simulation and a number.
+
+use crate::event::Ev;
+use crate::hw::switch::Switch;
+use crate::node::{ChanEnd, Node, PortUse};
+use crate::profile::Profile;
+use crate::transport::packet::Service;
+use interlab_kernel::{ComponentId, Simulation, Time};
+use interlab_patterns::{Op, PatternKind, PatternSpec, Program, Role, Samples, Summary};
+use std::sync::Arc;
+
+/// How processes use the adapter's ports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ports {
+    /// Everything on port 1.
+    One,
+    /// Each message above `threshold` bytes striped evenly over all ports.
+    Stripe { threshold: u64 },
+    /// Process pair `k` bound to port `k mod ports`; with a single pair, its two directions
+    /// are bound to different ports (node A sends on port 1 and receives on port 2).
+    Bind,
+}
+
+impl Ports {
+    /// Spec name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Ports::One => "one",
+            Ports::Stripe { .. } => "stripe",
+            Ports::Bind => "bind",
+        }
+    }
+}
+
+/// Everything about a verbs experiment except the pattern point.
+#[derive(Debug, Clone)]
+pub struct VerbsSetup {
+    pub profile: Arc<Profile>,
+    pub service: Service,
+    pub ports: Ports,
+    /// Process pairs (one process per node each).
+    pub procs_per_node: u32,
+    /// Stop after this many events (guards against a scenario that never ends).
+    pub max_events: u64,
+}
+
+/// An invalid combination, explained.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelError(pub String);
+
+impl std::fmt::Display for ModelError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ModelError {}
+
+/// One modelled point.
+#[derive(Debug, Clone)]
+pub struct Point {
+    /// Latency in microseconds or bandwidth in MB/s (10^6 bytes/s).
+    pub value: f64,
+    /// "us" or "MB/s".
+    pub unit: &'static str,
+    /// Latency distribution in microseconds (latency patterns).
+    pub summary: Option<Summary>,
+    /// Events simulated.
+    pub events: u64,
+    /// Simulated time, picoseconds.
+    pub sim_time_ps: Time,
+    /// Payload bytes the nodes' adapters sent (conservation checks).
+    pub bytes_sent: u64,
+    /// Payload bytes the nodes' adapters placed in memory.
+    pub bytes_received: u64,
+}
+
+impl VerbsSetup {
+    /// Checks the combination before running.
+    pub fn validate(&self, spec: &PatternSpec) -> Result<(), ModelError> {
+        let mtu = self.profile.link.mtu_bytes as u64;
+        match self.service {
+            Service::Ud if spec.op != Op::Send => {
+                return Err(ModelError(format!("UD carries only send/receive, not {}", spec.op.name())))
+            }
+            Service::Ud if spec.size > mtu => {
+                return Err(ModelError(format!("UD messages are single packets: {} bytes exceeds the {mtu}-byte MTU", spec.size)))
+            }
+            Service::Uc if spec.op.is_request_response() => {
+                return Err(ModelError(format!("UC has no {} (RC only)", spec.op.name())))
+            }
+            _ => {}
+        }
+        if spec.kind != PatternKind::Latency && spec.op.is_request_response() && spec.kind == PatternKind::BiBandwidth {
+            return Err(ModelError("bi-directional bandwidth is defined for send and RDMA write".into()));
+        }
+        if spec.size == 0 {
+            return Err(ModelError("message size must be at least 1 byte".into()));
+        }
+        if self.procs_per_node == 0 {
+            return Err(ModelError("at least one process per node".into()));
+        }
+        if let Ports::Stripe { .. } = self.ports {
+            if self.profile.adapter.ports < 2 {
+                return Err(ModelError(format!("striping needs two ports; profile {} has one", self.profile.id)));
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs one pattern point.
+    pub fn run(&self, spec: &PatternSpec) -> Result<Point, ModelError> {
+        self.validate(spec)?;
+        let prof = self.profile.clone();
+        let ports = prof.adapter.ports;
+        let mut sim: Simulation<Ev> = Simulation::new();
+        let node_ids = [ComponentId(0), ComponentId(1)];
+        let switch_id = ComponentId(2);
+        let mut nodes: Vec<Node> = (0..2).map(|i| Node::new(i, prof.clone(), switch_id, (i * ports) as u16)).collect();
+        for n in nodes.iter_mut() {
+            for k in 0..self.procs_per_node {
+                n.add_proc(k);
+            }
+        }
+        let bidir = spec.kind == PatternKind::BiBandwidth;
+        let chans_per_pair = if bidir { 2 } else { 1 };
+        for k in 0..self.procs_per_node {
+            for d in 0..chans_per_pair {
+                let chan = k * chans_per_pair + d;
+                let port_list: Vec<u8> = match self.ports {
+                    Ports::One => vec![0],
+                    // Each process pair on its own port; a single pair binds its two
+                    // directions to different ports.
+                    Ports::Bind if self.procs_per_node > 1 => vec![(k % ports) as u8],
+                    Ports::Bind => vec![(chan % ports) as u8],
+                    Ports::Stripe { .. } => (0..ports as u8).collect(),
+                };
+                let use_ = match self.ports {
+                    Ports::Stripe { threshold } => PortUse::Stripe { threshold },
+                    _ => PortUse::Single,
+                };
+                let (mut qa, mut qb) = (Vec::new(), Vec::new());
+                for &p in &port_list {
+                    let ia = nodes[0].qps.len() as u32;
+                    let ib = nodes[1].qps.len() as u32;
+                    qa.push(nodes[0].add_qp(p, self.service, 1, p, ib));
+                    qb.push(nodes[1].add_qp(p, self.service, 0, p, ia));
+                }
+                nodes[0].add_chan(chan, ChanEnd { qps: qa, ports: use_, proc: k as u16, next_msg: 0 });
+                nodes[1].add_chan(chan, ChanEnd { qps: qb, ports: use_, proc: k as u16, next_msg: 0 });
+                // Direction 0: node 0 initiates; direction 1 (bi-directional): node 1.
+                let (init, resp) = if d == 0 { (0, 1) } else { (1, 0) };
+                nodes[init].add_program(k as u16, Program::new(*spec, Role::Initiator, chan));
+                nodes[resp].add_program(k as u16, Program::new(*spec, Role::Responder, chan));
+            }
+        }
+        for n in nodes {
+            sim.add(n);
+        }
+        sim.add(Switch::new(&prof.switch, &prof.link, &node_ids, ports));
+        for id in node_ids {
+            sim.schedule(id, 0, Ev::Start);
+        }
+        let stats = sim.run_bounded(Time::MAX, self.max_events);
+        let mut latencies: Vec<f64> = Vec::new();
+        let mut bw = 0.0;
+        let mut unfinished = 0;
+        let (mut sent, mut received) = (0, 0);
+        for id in node_ids {
+            let n = sim.get::<Node>(id).expect("node");
+            sent += n.stats.payload_bytes_sent;
+            received += n.stats.payload_bytes_received;
+            for p in n.procs() {
+                for prog in &p.programs {
+                    if prog.role() != Role::Initiator {
+                        continue;
+                    }
+                    if !prog.is_done() {
+                        unfinished += 1;
+                    }
+                    match prog.samples() {
+                        Samples::Latency(v) => latencies.extend(v.iter().map(|ps| *ps as f64 / 1e6)),
+                        Samples::Bandwidth { bytes, elapsed_ps, .. } if elapsed_ps > 0 => bw += bytes as f64 / elapsed_ps as f64 * 1e6,
+                        _ => {}
+                    }
+                }
+            }
+        }
+        if unfinished > 0 {
+            return Err(ModelError(format!(
+                "{unfinished} initiator(s) did not finish within {} events (simulated {:.3} ms): the scenario stalls",
+                self.max_events,
+                stats.end_time as f64 / 1e9
+            )));
+        }
+        let (value, unit, summary) = if spec.kind == PatternKind::Latency {
+            let s = Summary::of(&latencies).ok_or_else(|| ModelError("no latency samples (iterations = 0?)".into()))?;
+            (s.mean, "us", Some(s))
+        } else {
+            (bw, "MB/s", None)
+        };
+        Ok(Point { value, unit, summary, events: stats.events, sim_time_ps: stats.end_time, bytes_sent: sent, bytes_received: received })
+    }
+}
