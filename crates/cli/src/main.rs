@@ -1,3 +1,88 @@
-fn main() {
-    println!("Hello, world!");
+//! `interlab`: argument parsing and wiring only; the work lives in the library crates.
+
+mod commands;
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Evaluate interconnects and their protocol stacks, live or in a calibrated model.
+#[derive(Parser)]
+#[command(name = "interlab", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Run the five published studies in the model; write report.html, figures, claims.json, results.
+    Reproduce {
+        /// Study to run (vpi, pcie, ipoib-offload, ib-wan, sdp); repeat for several; default all.
+        #[arg(long = "study", value_name = "ID")]
+        studies: Vec<String>,
+        /// Output directory.
+        #[arg(long, default_value = "interlab-report")]
+        out: PathBuf,
+        /// Claims table to evaluate instead of the embedded copy of claims.csv.
+        #[arg(long, value_name = "CSV")]
+        claims: Option<PathBuf>,
+        /// No progress bar.
+        #[arg(long, short)]
+        quiet: bool,
+    },
+    /// Run an experiment spec (TOML) and write results.jsonl, results.csv and a figure.
+    Run {
+        /// The experiment spec.
+        spec: PathBuf,
+        /// Output directory.
+        #[arg(long, default_value = "interlab-run")]
+        out: PathBuf,
+        /// Check the spec and list the points without running them.
+        #[arg(long)]
+        dry_run: bool,
+        /// No progress bar.
+        #[arg(long, short)]
+        quiet: bool,
+    },
+    /// Benchmarks that print their figures.
+    Bench {
+        #[command(subcommand)]
+        what: BenchWhat,
+    },
+    /// List the built-in profiles, or print one.
+    Profiles {
+        /// Profile id to print.
+        id: Option<String>,
+    },
+}
+
+#[derive(Subcommand)]
+enum BenchWhat {
+    /// Event-kernel throughput (hold model) and a full verbs-model scenario, in events/s.
+    Kernel {
+        /// Events per run.
+        #[arg(long, default_value_t = 20_000_000)]
+        events: u64,
+        /// Events pending in the queue.
+        #[arg(long, default_value_t = 1024)]
+        pending: u32,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let r = match cli.cmd {
+        Cmd::Reproduce { studies, out, claims, quiet } => commands::reproduce(studies, out, claims, quiet),
+        Cmd::Run { spec, out, dry_run, quiet } => commands::run(&spec, &out, dry_run, quiet),
+        Cmd::Bench { what: BenchWhat::Kernel { events, pending } } => commands::bench_kernel(events, pending),
+        Cmd::Profiles { id } => commands::profiles(id.as_deref()),
+    };
+    match r {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("interlab: error: {e}");
+            ExitCode::from(2)
+        }
+    }
 }

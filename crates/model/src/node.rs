@@ -259,7 +259,7 @@ impl Node {
             }
             wr_id = job.wr_id;
             meta = job.meta;
-            psn = 0;
+            psn = job.psn;
             ack_req = false;
             match job.kind {
                 RespKind::Read { len } => {
@@ -366,6 +366,21 @@ impl Node {
 
     // ---------------------------------------------------------------- adapter: receive side
 
+    /// Every PSN up to `psn` on QP `q` is acknowledged at `t`: slide the window and write
+    /// completions for the requests it retires.
+    fn acknowledge(&mut self, q: usize, psn: u64, t: Time) {
+        let qp = &mut self.qps[q];
+        qp.acked_psn = qp.acked_psn.max(psn + 1);
+        let mut completions = 0;
+        while qp.unacked.front().is_some_and(|(last, _)| *last <= psn) {
+            qp.unacked.pop_front();
+            completions += 1;
+        }
+        for _ in 0..completions {
+            self.bus.dma_write(t, self.prof.adapter.cqe_bytes);
+        }
+    }
+
     fn receive(&mut self, pkt: Packet, ctx: &mut Ctx<'_, Ev>) {
         let now = ctx.now();
         let prof = self.prof.clone();
@@ -397,12 +412,12 @@ impl Node {
             }
             Kind::ReadReq { len } => {
                 self.rx_engine_free = t;
-                let job = RespJob { kind: RespKind::Read { len }, wr_id: pkt.wr_id, meta: pkt.meta, sent: 0 };
+                let job = RespJob { kind: RespKind::Read { len }, wr_id: pkt.wr_id, psn: pkt.psn, meta: pkt.meta, sent: 0 };
                 ctx.send_at(ctx.me(), t, Ev::RespReady { qp: pkt.dst_qp, job });
             }
             Kind::AtomicReq => {
                 self.rx_engine_free = t;
-                let job = RespJob { kind: RespKind::Atomic, wr_id: pkt.wr_id, meta: pkt.meta, sent: 0 };
+                let job = RespJob { kind: RespKind::Atomic, wr_id: pkt.wr_id, psn: pkt.psn, meta: pkt.meta, sent: 0 };
                 ctx.send_at(ctx.me(), t, Ev::RespReady { qp: pkt.dst_qp, job });
             }
             Kind::ReadResp { .. } | Kind::AtomicAck => {
@@ -415,6 +430,8 @@ impl Node {
                     _ => true,
                 };
                 if done {
+                    // A response also acknowledges its request and everything before it.
+                    self.acknowledge(q, pkt.psn, t);
                     let cqe = self.bus.dma_write(visible, a.cqe_bytes);
                     let qp = &mut self.qps[q];
                     qp.reads_out -= 1;
@@ -425,16 +442,7 @@ impl Node {
             }
             Kind::Ack => {
                 self.rx_engine_free = t;
-                let qp = &mut self.qps[q];
-                qp.acked_psn = qp.acked_psn.max(pkt.psn + 1);
-                let mut completions = 0;
-                while qp.unacked.front().is_some_and(|(last, _)| *last <= pkt.psn) {
-                    qp.unacked.pop_front();
-                    completions += 1;
-                }
-                for _ in 0..completions {
-                    self.bus.dma_write(t, a.cqe_bytes);
-                }
+                self.acknowledge(q, pkt.psn, t);
                 self.pump_tx(ctx);
             }
         }

@@ -31,16 +31,25 @@ fn sizes(max_exp: i32) -> Vec<f64> {
 
 /// Bandwidth of a link with per-message overhead: peak * s / (s + half).
 fn saturating(peak: f64, half: f64, max_exp: i32) -> Vec<(f64, f64)> {
-    sizes(max_exp).into_iter().map(|s| (s, peak * s / (s + half))).collect()
+    sizes(max_exp)
+        .into_iter()
+        .map(|s| (s, peak * s / (s + half)))
+        .collect()
 }
 
 /// Latency: base + size / rate.
 fn latency(base_us: f64, mb_per_s: f64, max_exp: i32) -> Vec<(f64, f64)> {
-    sizes(max_exp).into_iter().map(|s| (s, base_us + s / mb_per_s)).collect()
+    sizes(max_exp)
+        .into_iter()
+        .map(|s| (s, base_us + s / mb_per_s))
+        .collect()
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let out = std::env::args().nth(1).map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/tmp/report-demo"));
+    let out = std::env::args()
+        .nth(1)
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/tmp/report-demo"));
     let specs = parse_claims_csv(CLAIMS, "demo-claims.csv")?;
 
     let model = |id: &str| -> Option<ClaimValue> {
@@ -72,14 +81,33 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         x_scale: Scale::Log2,
         y_scale: Scale::Linear,
         series: vec![
-            Series { label: "PCIe (MT25208)".into(), points: latency(5.02, 900.0, 12), dashed: false },
-            Series { label: "PCI-X (MT23108)".into(), points: latency(8.4, 700.0, 12), dashed: true },
+            Series {
+                label: "PCIe (MT25208)".into(),
+                points: latency(5.02, 900.0, 12),
+                dashed: false,
+            },
+            Series {
+                label: "PCI-X (MT23108)".into(),
+                points: latency(8.4, 700.0, 12),
+                dashed: true,
+            },
         ],
         marks: vec![
-            Mark { label: "paper 5.2".into(), claim_id: "pcie.lat.sendrecv_pcie".into(), x: Some(4.0), y: 5.2 },
-            Mark { label: "paper 7.1".into(), claim_id: "pcie.lat.sendrecv_pcix".into(), x: Some(4.0), y: 7.1 },
+            Mark {
+                label: "paper 5.2".into(),
+                claim_id: "pcie.lat.sendrecv_pcie".into(),
+                x: Some(4.0),
+                y: 5.2,
+            },
+            Mark {
+                label: "paper 7.1".into(),
+                claim_id: "pcie.lat.sendrecv_pcix".into(),
+                x: Some(4.0),
+                y: 7.1,
+            },
         ],
-        caption: "One-way latency of send/receive ping-pong, half the round trip, 1 B to 4 KiB.".into(),
+        caption: "One-way latency of send/receive ping-pong, half the round trip, 1 B to 4 KiB."
+            .into(),
     };
     let fig6 = Figure {
         id: "pcie-fig6".into(),

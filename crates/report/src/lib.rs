@@ -25,5 +25,4 @@ pub use claims::{
 };
 pub use error::ReportError;
 pub use figure::{render_svg, Figure, Mark, Scale, Series};
-pub use html::{render_html, write_report, Report, ReportFiles, StudySection};
-pub use text::escape_xml;
+pub use html::{figure_claims, render_html, write_report, Report, ReportFiles, StudySection};

@@ -1,14 +1,12 @@
-pub fn add(left: u64, right: u64) -> u64 {
-    left + right
-}
+//! The study catalog: for each of the five published studies, its figures (experiment
+//! specs under `studies/<id>/`), the code that computes each claim of `claims.csv` from
+//! the simulated series, and [`reproduce`], which runs them and writes the report.
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+mod catalog;
+mod claimcalc;
+mod pcie;
+mod reproduce;
 
-    #[test]
-    fn it_works() {
-        let result = add(2, 2);
-        assert_eq!(result, 4);
-    }
-}
+pub use catalog::{catalog, FigureDef, StudyDef};
+pub use claimcalc::{Computed, FigureResults};
+pub use reproduce::{reproduce, NoProgress, Progress, ReproduceOptions, ReproduceOutput, EMBEDDED_CLAIMS};

@@ -41,6 +41,8 @@ pub struct RespJob {
     pub kind: RespKind,
     /// Requester's work request id (echoed so it can complete).
     pub wr_id: u64,
+    /// PSN of the request: a response acknowledges it and everything before it.
+    pub psn: u64,
     pub meta: MsgMeta,
     /// Packets sent so far.
     pub sent: u64,

@@ -45,10 +45,18 @@ pub(crate) struct Spot {
     pub anchor: Anchor,
 }
 
-/// Hands out label positions, first come first served, avoiding boxes already taken.
+impl Spot {
+    pub(crate) fn new(x: f64, y: f64, anchor: Anchor) -> Spot {
+        Spot { x, y, anchor }
+    }
+}
+
+/// Hands out label positions, first come first served, avoiding boxes already taken
+/// and, where possible, the plotted lines.
 pub(crate) struct Placer {
     bounds: Rect,
     taken: Vec<Rect>,
+    lines: Vec<((f64, f64), (f64, f64))>,
 }
 
 impl Placer {
@@ -57,7 +65,13 @@ impl Placer {
         Placer {
             bounds,
             taken: Vec::new(),
+            lines: Vec::new(),
         }
+    }
+
+    /// Keeps labels off the segment from `a` to `b` when there is a free alternative.
+    pub(crate) fn avoid_line(&mut self, a: (f64, f64), b: (f64, f64)) {
+        self.lines.push((a, b));
     }
 
     /// Keeps labels off `rect` (e.g. a marker).
@@ -65,14 +79,25 @@ impl Placer {
         self.taken.push(rect);
     }
 
-    /// Chooses the first of `candidates` whose box (for a label `width` px wide, font
-    /// `size` px) is inside the bounds and free; failing that, the first candidate moved
-    /// up or down until free; failing that, the first candidate inside the bounds.
+    /// Chooses, in order of preference, the first of `candidates` whose box (for a label
+    /// `width` px wide, font `size` px) is inside the bounds and clear of other labels and
+    /// of lines; else the first candidate, or the first one moved up or down, clear of
+    /// other labels; else the first candidate inside the bounds; else the first.
     pub(crate) fn place(&mut self, width: f64, size: f64, candidates: &[Spot]) -> Option<Spot> {
         let first = *candidates.first()?;
-        let free = |spot: &Spot, taken: &[Rect]| {
-            let b = label_box(spot, width, size);
-            b.inside(&self.bounds) && !taken.iter().any(|t| t.overlaps(&b))
+        let inside = |b: &Rect| b.inside(&self.bounds);
+        let no_labels = |b: &Rect| !self.taken.iter().any(|t| t.overlaps(b));
+        let no_lines = |b: &Rect| {
+            let padded = Rect {
+                x0: b.x0 - 2.0,
+                y0: b.y0 - 2.0,
+                x1: b.x1 + 2.0,
+                y1: b.y1 + 2.0,
+            };
+            !self
+                .lines
+                .iter()
+                .any(|(p, q)| segment_hits(*p, *q, &padded))
         };
         let shifted = (1..=8).flat_map(|k| {
             let dy = k as f64 * (size + 2.0);
@@ -87,21 +112,55 @@ impl Placer {
                 },
             ]
         });
+        let boxed = |s: &Spot| label_box(s, width, size);
         let chosen = candidates
             .iter()
             .copied()
-            .chain(shifted)
-            .find(|s| free(s, &self.taken))
-            .or_else(|| {
-                candidates
-                    .iter()
-                    .copied()
-                    .find(|s| label_box(s, width, size).inside(&self.bounds))
+            .find(|s| {
+                let b = boxed(s);
+                inside(&b) && no_labels(&b) && no_lines(&b)
             })
+            .or_else(|| {
+                candidates.iter().copied().chain(shifted).find(|s| {
+                    let b = boxed(s);
+                    inside(&b) && no_labels(&b)
+                })
+            })
+            .or_else(|| candidates.iter().copied().find(|s| inside(&boxed(s))))
             .unwrap_or(first);
-        self.taken.push(label_box(&chosen, width, size));
+        self.taken.push(boxed(&chosen));
         Some(chosen)
     }
+}
+
+/// True when the segment from `p` to `q` touches `r` (Liang-Barsky clipping).
+fn segment_hits(p: (f64, f64), q: (f64, f64), r: &Rect) -> bool {
+    let (dx, dy) = (q.0 - p.0, q.1 - p.1);
+    let mut t0 = 0.0f64;
+    let mut t1 = 1.0f64;
+    for (num, den) in [
+        (p.0 - r.x0, -dx),
+        (r.x1 - p.0, dx),
+        (p.1 - r.y0, -dy),
+        (r.y1 - p.1, dy),
+    ] {
+        if den == 0.0 {
+            if num < 0.0 {
+                return false;
+            }
+        } else {
+            let t = num / den;
+            if den < 0.0 {
+                t0 = t0.max(t);
+            } else {
+                t1 = t1.min(t);
+            }
+            if t0 > t1 {
+                return false;
+            }
+        }
+    }
+    true
 }
 
 /// The box a label of `width` px at font `size` px occupies at `spot`.
@@ -141,6 +200,51 @@ mod tests {
         assert_eq!(a, spot);
         assert_ne!(b, spot);
         assert!((b.y - a.y).abs() >= 11.0);
+    }
+
+    #[test]
+    fn prefers_spots_clear_of_lines() {
+        let mut p = Placer::new(Rect {
+            x0: 0.0,
+            y0: 0.0,
+            x1: 400.0,
+            y1: 300.0,
+        });
+        p.avoid_line((0.0, 100.0), (400.0, 100.0));
+        let on_line = Spot {
+            x: 50.0,
+            y: 104.0,
+            anchor: Anchor::Start,
+        };
+        let above = Spot {
+            x: 50.0,
+            y: 80.0,
+            anchor: Anchor::Start,
+        };
+        assert_eq!(p.place(60.0, 11.0, &[on_line, above]), Some(above));
+        // With no clear spot, a line is crossed rather than dropping the label.
+        assert_eq!(p.place(60.0, 11.0, &[on_line]), Some(on_line));
+    }
+
+    #[test]
+    fn segment_rect_intersection() {
+        let r = Rect {
+            x0: 10.0,
+            y0: 10.0,
+            x1: 20.0,
+            y1: 20.0,
+        };
+        assert!(segment_hits((0.0, 15.0), (30.0, 15.0), &r));
+        assert!(
+            segment_hits((15.0, 15.0), (15.0, 15.0), &r),
+            "a point inside"
+        );
+        assert!(
+            segment_hits((0.0, 0.0), (30.0, 30.0), &r),
+            "diagonal through"
+        );
+        assert!(!segment_hits((0.0, 0.0), (30.0, 0.0), &r));
+        assert!(!segment_hits((0.0, 25.0), (25.0, 50.0), &r));
     }
 
     #[test]

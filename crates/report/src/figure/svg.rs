@@ -453,10 +453,25 @@ impl<'a> Plot<'a> {
         let a = self.area;
         let mut placer = Placer::new(Rect {
             x0: a.x0 + 2.0,
-            y0: a.y0 - 4.0,
+            y0: a.y0 - 12.0,
             x1: a.x1 - 2.0,
             y1: a.y1 - 2.0,
         });
+        for points in &self.series {
+            let px: Vec<Option<Px>> = points
+                .iter()
+                .map(|p| p.and_then(|(x, y)| self.px(x, y)))
+                .collect();
+            for run in px.split(|p| p.is_none()) {
+                let run: Vec<Px> = run.iter().flatten().copied().collect();
+                for pair in run.windows(2) {
+                    placer.avoid_line(pair[0], pair[1]);
+                }
+                if let [single] = run[..] {
+                    placer.avoid_line(single, single);
+                }
+            }
+        }
         let mut labels: Vec<(Spot, String)> = Vec::new();
         let _ = write!(out, r#"<g clip-path="url(#{})">"#, self.clip_id());
         for m in self.marks.iter().filter(|m| m.x.is_none()) {
@@ -490,27 +505,15 @@ impl<'a> Plot<'a> {
             let Some(y) = self.px_y(m.y) else { continue };
             let text = fit_text(&m.label, MARK_FONT, (a.x1 - a.x0) * 0.6);
             let w = text_width(&text, MARK_FONT);
+            let (above, below) = (y - 5.0, y + MARK_FONT + 3.0);
+            let mid = (a.x0 + a.x1) / 2.0;
             let spots = [
-                Spot {
-                    x: a.x1 - 6.0,
-                    y: y - 5.0,
-                    anchor: Anchor::End,
-                },
-                Spot {
-                    x: a.x1 - 6.0,
-                    y: y + MARK_FONT + 3.0,
-                    anchor: Anchor::End,
-                },
-                Spot {
-                    x: a.x0 + 6.0,
-                    y: y - 5.0,
-                    anchor: Anchor::Start,
-                },
-                Spot {
-                    x: a.x0 + 6.0,
-                    y: y + MARK_FONT + 3.0,
-                    anchor: Anchor::Start,
-                },
+                Spot::new(a.x1 - 6.0, above, Anchor::End),
+                Spot::new(a.x0 + 6.0, above, Anchor::Start),
+                Spot::new(a.x1 - 6.0, below, Anchor::End),
+                Spot::new(a.x0 + 6.0, below, Anchor::Start),
+                Spot::new(mid, above, Anchor::Middle),
+                Spot::new(mid, below, Anchor::Middle),
             ];
             if let Some(spot) = placer.place(w, MARK_FONT, &spots) {
                 labels.push((spot, text));
@@ -520,26 +523,10 @@ impl<'a> Plot<'a> {
             let text = fit_text(&m.label, MARK_FONT, (a.x1 - a.x0) * 0.45);
             let w = text_width(&text, MARK_FONT);
             let spots = [
-                Spot {
-                    x: x + 10.0,
-                    y: y + MARK_FONT * 0.35,
-                    anchor: Anchor::Start,
-                },
-                Spot {
-                    x: x - 10.0,
-                    y: y + MARK_FONT * 0.35,
-                    anchor: Anchor::End,
-                },
-                Spot {
-                    x: *x,
-                    y: y - 11.0,
-                    anchor: Anchor::Middle,
-                },
-                Spot {
-                    x: *x,
-                    y: y + MARK_FONT + 9.0,
-                    anchor: Anchor::Middle,
-                },
+                Spot::new(x + 10.0, y + MARK_FONT * 0.35, Anchor::Start),
+                Spot::new(x - 10.0, y + MARK_FONT * 0.35, Anchor::End),
+                Spot::new(*x, y - 11.0, Anchor::Middle),
+                Spot::new(*x, y + MARK_FONT + 9.0, Anchor::Middle),
             ];
             if let Some(spot) = placer.place(w, MARK_FONT, &spots) {
                 labels.push((spot, text));

@@ -519,6 +519,39 @@ mod tests {
     }
 
     #[test]
+    fn real_claims_file_as_gaps() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../../shared/reference/claims.csv");
+        if !path.exists() {
+            return;
+        }
+        let specs = crate::read_claims_csv(&path).unwrap();
+        let claims: Vec<ClaimResult> = specs
+            .iter()
+            .map(|s| crate::evaluate(s, None, None))
+            .collect();
+        let report = Report {
+            studies: vec![StudySection {
+                id: "pcie".into(),
+                ..StudySection::default()
+            }],
+            claims,
+            ..Report::default()
+        };
+        let html = render_html(&report);
+        assert!(check_markup(&html, HTML_VOID).is_ok());
+        for s in &specs {
+            assert_eq!(
+                html.matches(&format!("id=\"claim-{}\"", s.id)).count(),
+                1,
+                "{}",
+                s.id
+            );
+        }
+        assert_eq!(html.matches("<tr id=\"claim-").count(), specs.len());
+    }
+
+    #[test]
     fn empty_report_renders() {
         let html = render_html(&Report::default());
         assert!(check_markup(&html, HTML_VOID).is_ok());

@@ -1,0 +1,194 @@
+//! The subcommands.
+
+use indicatif::{ProgressBar, ProgressStyle};
+use interlab_experiment::{parse_experiment, point_count, run_experiment, write_records};
+use interlab_model::{Ports, Profile, Service, VerbsSetup};
+use interlab_patterns::{Op, PatternKind, PatternSpec};
+use interlab_report::{render_svg, Figure, Scale, Series};
+use interlab_studies::{reproduce as run_reproduce, Progress, ReproduceOptions};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+/// A progress bar on stderr (hidden when stderr is not a terminal or `quiet`).
+struct Bar(ProgressBar);
+
+impl Bar {
+    fn new(quiet: bool) -> Bar {
+        let pb = if quiet { ProgressBar::hidden() } else { ProgressBar::new(0) };
+        pb.set_style(
+            ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} points  {msg}")
+                .expect("static template")
+                .progress_chars("=> "),
+        );
+        Bar(pb)
+    }
+}
+
+impl Progress for Bar {
+    fn start(&self, total: usize) {
+        self.0.set_length(total as u64);
+    }
+    fn message(&self, what: &str) {
+        self.0.set_message(what.to_string());
+    }
+    fn tick(&self) {
+        self.0.inc(1);
+    }
+    fn finish(&self) {
+        self.0.finish_and_clear();
+    }
+}
+
+pub fn reproduce(studies: Vec<String>, out: PathBuf, claims: Option<PathBuf>, quiet: bool) -> Result<ExitCode, String> {
+    let command_line = std::env::args().collect::<Vec<_>>().join(" ");
+    let opts = ReproduceOptions { out, studies, claims_csv: claims, command_line };
+    let bar = Bar::new(quiet);
+    let r = run_reproduce(&opts, &bar)?;
+    let c = r.counts;
+    println!(
+        "interlab reproduce: {} points, {:.1} M events in {:.1} s",
+        r.records,
+        r.events as f64 / 1e6,
+        r.elapsed_s
+    );
+    println!(
+        "claims: {} within tolerance, {} outside, {} predicted (withheld), {} not modelled (of {})",
+        c.within,
+        c.outside,
+        c.predicted,
+        c.not_modelled,
+        c.total()
+    );
+    for o in &r.outside {
+        println!("  outside: {o}");
+    }
+    if !r.not_modelled_studies.is_empty() {
+        println!("not modelled yet: {}", r.not_modelled_studies.join(", "));
+    }
+    println!("report:  {}", r.files.html.display());
+    println!("claims:  {}", r.files.claims_json.display());
+    println!("records: {}", opts.out.join("results.jsonl").display());
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn run(spec: &Path, out: &Path, dry_run: bool, quiet: bool) -> Result<ExitCode, String> {
+    let text = std::fs::read_to_string(spec).map_err(|e| format!("{}: cannot read spec: {e}", spec.display()))?;
+    let name = spec.display().to_string();
+    let exp = parse_experiment(&name, &text, spec.parent()).map_err(|e| e.to_string())?;
+    if dry_run {
+        println!("{}: experiment `{}`, {} series, {} points", name, exp.name, exp.series.len(), point_count(&exp));
+        for s in &exp.series {
+            println!(
+                "  {}: profile {}, {} {} over {} ({} ports, {} process(es)/node), sizes {:?}",
+                s.label,
+                s.profile_name,
+                s.pattern.kind.name(),
+                s.pattern.op.name(),
+                s.setup.service.name(),
+                s.setup.ports.name(),
+                s.setup.procs_per_node,
+                s.sizes
+            );
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let bar = Bar::new(quiet);
+    bar.start(point_count(&exp));
+    bar.message(&exp.name);
+    let tick = || bar.tick();
+    let series = run_experiment(&exp, &tick)?;
+    bar.finish();
+    let records: Vec<_> = series.iter().flat_map(|s| s.records.iter().cloned()).collect();
+    write_records(out, &records)?;
+    // A table: one row per size, one column per series.
+    let mut sizes: Vec<u64> = series.iter().flat_map(|s| s.points.iter().map(|p| p.0)).collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    let unit = series.first().map(|s| s.unit.clone()).unwrap_or_default();
+    print!("{:>10}", "bytes");
+    for s in &series {
+        print!("  {:>18}", s.label);
+    }
+    println!("   ({unit})");
+    for z in &sizes {
+        print!("{z:>10}");
+        for s in &series {
+            match s.at(*z) {
+                Some(v) => print!("  {v:>18.2}"),
+                None => print!("  {:>18}", "-"),
+            }
+        }
+        println!();
+    }
+    let fig = Figure {
+        id: sanitize(&exp.name),
+        study: "run".into(),
+        title: exp.name.clone(),
+        x_label: "Message size (bytes)".into(),
+        y_label: if unit == "us" { "Latency (us)".into() } else { format!("Bandwidth ({unit})") },
+        x_scale: Scale::Log2,
+        y_scale: Scale::Linear,
+        series: series.iter().map(|s| Series { label: s.label.clone(), points: s.points.iter().map(|&(x, y)| (x as f64, y)).collect(), dashed: false }).collect(),
+        marks: vec![],
+        caption: exp.description.clone(),
+    };
+    let svg = out.join(format!("{}.svg", fig.id));
+    std::fs::write(&svg, render_svg(&fig)).map_err(|e| format!("{}: {e}", svg.display()))?;
+    println!("wrote {}, {}, {}", out.join("results.jsonl").display(), out.join("results.csv").display(), svg.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+fn sanitize(s: &str) -> String {
+    let t: String = s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '-' }).collect();
+    if t.is_empty() { "experiment".into() } else { t }
+}
+
+pub fn bench_kernel(events: u64, pending: u32) -> Result<ExitCode, String> {
+    if events == 0 || pending == 0 {
+        return Err("--events and --pending must be at least 1".into());
+    }
+    println!("interlab bench kernel: one core, {events} events, {pending} pending");
+    let mut best = 0.0f64;
+    for run in 1..=3 {
+        let r = interlab_kernel::bench::hold_model(64, pending, events, run);
+        best = best.max(r.events_per_s);
+        println!("  hold model run {run}: {:.2} M events/s ({} events in {:.3} s)", r.events_per_s / 1e6, r.events, r.seconds);
+    }
+    println!("kernel: {:.2} M events/s (best of 3; target >= 10)", best / 1e6);
+    // A full model scenario: every layer (CPU, bus, adapter engines, RC, switch).
+    let prof = Arc::new(Profile::load("xeon-mt25208-pcie").map_err(|e| e.to_string())?);
+    let setup = VerbsSetup { profile: prof, service: Service::Rc, ports: Ports::Stripe { threshold: 8192 }, procs_per_node: 2, max_events: u64::MAX };
+    let spec = PatternSpec { kind: PatternKind::BiBandwidth, op: Op::RdmaWrite, size: 1 << 20, window: 64, warmup: 1, iterations: 4 };
+    let t = std::time::Instant::now();
+    let p = setup.run(&spec).map_err(|e| e.to_string())?;
+    let s = t.elapsed().as_secs_f64();
+    println!(
+        "verbs model (pcie fig11 point, 1 MiB striped bi-directional): {:.2} M events/s ({} events in {:.3} s; {:.0} simulated packets/s)",
+        p.events as f64 / s / 1e6,
+        p.events,
+        s,
+        (p.bytes_sent as f64 / 2048.0) / s
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn profiles(id: Option<&str>) -> Result<ExitCode, String> {
+    match id {
+        None => {
+            for (id, _) in interlab_model::profile::BUILTIN {
+                let p = Profile::load(id).map_err(|e| e.to_string())?;
+                println!("{:22} {}", p.id, p.description);
+            }
+        }
+        Some(id) => match interlab_model::profile::BUILTIN.iter().find(|(i, _)| *i == id) {
+            Some((_, text)) => print!("{text}"),
+            None => {
+                // Also validates a profile file.
+                let p = Profile::load(id).map_err(|e| e.to_string())?;
+                println!("{}: valid profile `{}`: {}", id, p.id, p.description);
+            }
+        },
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,15 @@
+//! Experiment specs and their execution.
+//!
+//! An experiment (one TOML file) names a pattern, a transport set-up, a profile and a size
+//! sweep, optionally as several `[[series]]` that override any of those keys (one curve
+//! each). Running it yields one [`SeriesResult`] per series and one tidy
+//! [`ResultRecord`](interlab_patterns::ResultRecord) per point.
+
+mod run;
+mod spec;
+
+pub use run::{point_count, run_experiment, write_records, SeriesResult};
+pub use spec::{parse_experiment, Engine, Experiment, SeriesSpec};
+
+/// Version string stamped on every record.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");

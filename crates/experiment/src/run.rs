@@ -1,0 +1,116 @@
+//! Running an experiment on the model: every (series, size) point in parallel, results in
+//! spec order (deterministic whatever the thread count).
+
+use crate::spec::{Experiment, SeriesSpec};
+use crate::VERSION;
+use interlab_model::ModelError;
+use interlab_patterns::{PatternSpec, ResultRecord, RECORD_SCHEMA};
+use rayon::prelude::*;
+use std::io::Write;
+use std::path::Path;
+
+/// The points of one series.
+#[derive(Debug, Clone)]
+pub struct SeriesResult {
+    pub label: String,
+    /// (message size in bytes, value in `unit`).
+    pub points: Vec<(u64, f64)>,
+    /// "us" or "MB/s".
+    pub unit: String,
+    /// One record per point.
+    pub records: Vec<ResultRecord>,
+}
+
+impl SeriesResult {
+    /// Value at message size `size`, if measured.
+    pub fn at(&self, size: u64) -> Option<f64> {
+        self.points.iter().find(|(s, _)| *s == size).map(|(_, v)| *v)
+    }
+
+    /// Largest value.
+    pub fn max(&self) -> f64 {
+        self.points.iter().map(|(_, v)| *v).fold(f64::NAN, f64::max)
+    }
+
+    /// Smallest value.
+    pub fn min(&self) -> f64 {
+        self.points.iter().map(|(_, v)| *v).fold(f64::NAN, f64::min)
+    }
+}
+
+fn record(exp: &Experiment, s: &SeriesSpec, spec: &PatternSpec, p: &interlab_model::Point) -> ResultRecord {
+    ResultRecord {
+        schema: RECORD_SCHEMA,
+        version: VERSION.to_string(),
+        engine: "model".into(),
+        experiment: exp.name.clone(),
+        series: s.label.clone(),
+        profile: s.setup.profile.id.clone(),
+        pattern: spec.kind.name().into(),
+        op: spec.op.name().into(),
+        transport: s.setup.service.name().into(),
+        ports: s.setup.ports.name().into(),
+        processes: s.setup.procs_per_node,
+        size_bytes: spec.size,
+        metric: if p.unit == "us" { "latency_us".into() } else { "bandwidth_MBps".into() },
+        value: p.value,
+        unit: p.unit.into(),
+        summary: p.summary,
+        seed: exp.seed,
+        warmup: spec.warmup,
+        iterations: spec.iterations,
+        window: spec.window,
+        events: p.events,
+        spec: exp.file.clone(),
+    }
+}
+
+/// Number of points an experiment will simulate.
+pub fn point_count(exp: &Experiment) -> usize {
+    exp.series.iter().map(|s| s.sizes.len()).sum()
+}
+
+/// Runs every point; `tick` is called once per finished point (from worker threads).
+pub fn run_experiment(exp: &Experiment, tick: &(dyn Fn() + Sync)) -> Result<Vec<SeriesResult>, String> {
+    let jobs: Vec<(usize, u64)> = exp.series.iter().enumerate().flat_map(|(i, s)| s.sizes.iter().map(move |&z| (i, z))).collect();
+    let results: Vec<Result<(usize, u64, interlab_model::Point), (String, u64, ModelError)>> = jobs
+        .par_iter()
+        .map(|&(i, size)| {
+            let s = &exp.series[i];
+            let spec = PatternSpec { size, ..s.pattern };
+            let r = s.setup.run(&spec).map(|p| (i, size, p)).map_err(|e| (s.label.clone(), size, e));
+            tick();
+            r
+        })
+        .collect();
+    let mut out: Vec<SeriesResult> =
+        exp.series.iter().map(|s| SeriesResult { label: s.label.clone(), points: vec![], unit: String::new(), records: vec![] }).collect();
+    for r in results {
+        let (i, size, p) = r.map_err(|(label, size, e)| format!("{}: series `{label}`, size {size} B: {e}", exp.file))?;
+        let s = &exp.series[i];
+        let spec = PatternSpec { size, ..s.pattern };
+        out[i].unit = p.unit.to_string();
+        out[i].points.push((size, p.value));
+        out[i].records.push(record(exp, s, &spec, &p));
+    }
+    Ok(out)
+}
+
+/// Writes `records` to `dir/results.jsonl` and `dir/results.csv`.
+pub fn write_records(dir: &Path, records: &[ResultRecord]) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: cannot create directory: {e}", dir.display()))?;
+    let jl = dir.join("results.jsonl");
+    let mut f = std::io::BufWriter::new(std::fs::File::create(&jl).map_err(|e| format!("{}: {e}", jl.display()))?);
+    for r in records {
+        writeln!(f, "{}", serde_json::to_string(r).expect("record serialises")).map_err(|e| format!("{}: {e}", jl.display()))?;
+    }
+    f.flush().map_err(|e| format!("{}: {e}", jl.display()))?;
+    let csv = dir.join("results.csv");
+    let mut f = std::io::BufWriter::new(std::fs::File::create(&csv).map_err(|e| format!("{}: {e}", csv.display()))?);
+    writeln!(f, "{}", ResultRecord::CSV_HEADER).map_err(|e| format!("{}: {e}", csv.display()))?;
+    for r in records {
+        writeln!(f, "{}", r.csv_row()).map_err(|e| format!("{}: {e}", csv.display()))?;
+    }
+    f.flush().map_err(|e| format!("{}: {e}", csv.display()))?;
+    Ok(())
+}

@@ -1,0 +1,256 @@
+//! Parsing experiment specs with errors that name the file, the key and what was expected.
+
+use interlab_model::params::{ParamError, Table};
+use interlab_model::{Ports, Profile, Service, VerbsSetup};
+use interlab_patterns::{parse_sizes, Op, PatternKind, PatternSpec};
+use std::path::Path;
+use std::sync::Arc;
+
+/// Where an experiment runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Engine {
+    /// The discrete-event model.
+    Model,
+}
+
+/// One curve: a profile, a set-up, a pattern and its sizes.
+#[derive(Debug, Clone)]
+pub struct SeriesSpec {
+    /// Legend label.
+    pub label: String,
+    /// Profile id or path as written in the spec.
+    pub profile_name: String,
+    pub setup: VerbsSetup,
+    /// The pattern (its `size` is replaced by each of `sizes`).
+    pub pattern: PatternSpec,
+    /// Message sizes, bytes.
+    pub sizes: Vec<u64>,
+}
+
+/// A parsed experiment.
+#[derive(Debug, Clone)]
+pub struct Experiment {
+    pub name: String,
+    /// File the spec came from (or the built-in name).
+    pub file: String,
+    pub engine: Engine,
+    pub seed: u64,
+    /// Free text shown under the figure.
+    pub description: String,
+    pub series: Vec<SeriesSpec>,
+}
+
+const SERIES_KEYS: &[&str] = &[
+    "label", "profile", "kind", "op", "window", "warmup", "iterations", "sizes", "service", "ports", "stripe_threshold",
+    "processes_per_node",
+];
+
+/// Reads a value for `key` from the series table if present there, else from the defaults.
+struct Layers<'a, 'b> {
+    series: Option<&'b mut Table<'a>>,
+    defaults: &'b mut Table<'a>,
+}
+
+impl<'a> Layers<'a, '_> {
+    fn pick(&mut self, key: &str) -> &mut Table<'a> {
+        match &mut self.series {
+            Some(s) if s.has(key) => s,
+            _ => self.defaults,
+        }
+    }
+}
+
+fn parse_series(file: &str, base: Option<&Path>, l: &mut Layers, label_default: &str) -> Result<SeriesSpec, ParamError> {
+    let label = l.pick("label").opt_string("label")?.unwrap_or(label_default).to_string();
+    let t = l.pick("profile");
+    let profile_name = t.string("profile")?.to_string();
+    let profile = load_profile(&profile_name, base).map_err(|e| {
+        if e.file == profile_name {
+            t.err("profile", e.message)
+        } else {
+            e
+        }
+    })?;
+    let t = l.pick("kind");
+    let kind = match t.choice("kind", &["latency", "bandwidth", "bibw"], None)?.as_str() {
+        "latency" => PatternKind::Latency,
+        "bandwidth" => PatternKind::Bandwidth,
+        _ => PatternKind::BiBandwidth,
+    };
+    let names: Vec<&str> = Op::ALL.iter().map(|o| o.name()).collect();
+    let op = Op::from_name(&l.pick("op").choice("op", &names, Some("rdma_write"))?).expect("choice checked");
+    let window = l.pick("window").int_or("window", 64, 1)? as u32;
+    let warmup = l.pick("warmup").int_or("warmup", 10, 0)? as u32;
+    let iterations = l.pick("iterations").int_or("iterations", 100, 1)? as u32;
+    let t = l.pick("sizes");
+    let sizes = match t.value("sizes") {
+        None => return Err(t.err("sizes", "missing (expected e.g. \"1..1M\" or [4, 64, 1024])")),
+        Some(toml::Value::String(s)) => parse_sizes(s).map_err(|m| t.err("sizes", m))?,
+        Some(toml::Value::Array(a)) => {
+            let mut v = Vec::new();
+            for x in a {
+                match x {
+                    toml::Value::Integer(i) if *i >= 1 => v.push(*i as u64),
+                    other => return Err(t.err("sizes", format!("expected positive integers (bytes), found {other}"))),
+                }
+            }
+            if v.is_empty() {
+                return Err(t.err("sizes", "empty list"));
+            }
+            v
+        }
+        Some(other) => return Err(t.err("sizes", format!("expected a string like \"1..1M\" or a list of integers, found {}", other.type_str()))),
+    };
+    let service = Service::from_name(&l.pick("service").choice("service", &["rc", "uc", "ud"], Some("rc"))?).expect("checked");
+    let ports_word = l.pick("ports").choice("ports", &["one", "stripe", "bind"], Some("one"))?;
+    let threshold = l.pick("stripe_threshold").int_or("stripe_threshold", 8192, 0)?;
+    let ports = match ports_word.as_str() {
+        "one" => Ports::One,
+        "stripe" => Ports::Stripe { threshold },
+        _ => Ports::Bind,
+    };
+    let procs = l.pick("processes_per_node").int_or("processes_per_node", 1, 1)? as u32;
+    let setup = VerbsSetup { profile: Arc::new(profile), service, ports, procs_per_node: procs, max_events: 2_000_000_000 };
+    let pattern = PatternSpec { kind, op, size: sizes[0], window, warmup, iterations };
+    for &s in &sizes {
+        setup.validate(&PatternSpec { size: s, ..pattern }).map_err(|e| ParamError {
+            file: file.to_string(),
+            key: format!("series `{label}`"),
+            message: format!("{e} (size {s})"),
+        })?;
+    }
+    Ok(SeriesSpec { label, profile_name, setup, pattern, sizes })
+}
+
+fn load_profile(name: &str, base: Option<&Path>) -> Result<Profile, ParamError> {
+    let looks_like_path = name.ends_with(".toml") || name.contains('/');
+    match (looks_like_path, base) {
+        (true, Some(dir)) if Path::new(name).is_relative() => Profile::load(&dir.join(name).to_string_lossy()),
+        _ => Profile::load(name),
+    }
+}
+
+/// Parses spec `text` read from `file`; relative profile paths resolve against `base`.
+pub fn parse_experiment(file: &str, text: &str, base: Option<&Path>) -> Result<Experiment, ParamError> {
+    let root = Table::parse(file, text)?;
+    let mut top = Table::new(file, "", &root);
+    let mut e = top.table("experiment")?;
+    let name = e.string("name")?.to_string();
+    let engine = match e.choice("engine", &["model"], Some("model"))?.as_str() {
+        _ => Engine::Model,
+    };
+    let seed = e.int_or("seed", 1, 0)?;
+    let description = e.opt_string("description")?.unwrap_or("").to_string();
+    // Defaults for every series: the [pattern] and [transport] tables and `profile`.
+    let mut defaults_tbl = toml::Table::new();
+    if let Some(p) = e.value("profile") {
+        defaults_tbl.insert("profile".into(), p.clone());
+    }
+    e.finish()?;
+    for section in ["pattern", "transport"] {
+        if let Some(t) = top.opt_table(section)? {
+            drop(t);
+            if let Some(toml::Value::Table(t)) = root.get(section) {
+                for (k, v) in t {
+                    if !SERIES_KEYS.contains(&k.as_str()) || k == "label" || k == "profile" {
+                        return Err(ParamError {
+                            file: file.into(),
+                            key: format!("{section}.{k}"),
+                            message: format!("unknown key (known: {})", SERIES_KEYS[2..].join(", ")),
+                        });
+                    }
+                    defaults_tbl.insert(k.clone(), v.clone());
+                }
+            }
+        }
+    }
+    let mut defaults = Table::new(file, "", &defaults_tbl);
+    let mut series = Vec::new();
+    match top.value("series") {
+        None => {
+            let mut l = Layers { series: None, defaults: &mut defaults };
+            series.push(parse_series(file, base, &mut l, &name)?);
+        }
+        Some(toml::Value::Array(items)) => {
+            if items.is_empty() {
+                return Err(ParamError { file: file.into(), key: "series".into(), message: "empty list of series".into() });
+            }
+            for (i, item) in items.iter().enumerate() {
+                let toml::Value::Table(t) = item else {
+                    return Err(ParamError { file: file.into(), key: format!("series[{i}]"), message: "expected a table ([[series]])".into() });
+                };
+                let mut st = Table::new(file, &format!("series[{i}]"), t);
+                let mut l = Layers { series: Some(&mut st), defaults: &mut defaults };
+                let s = parse_series(file, base, &mut l, &format!("series {}", i + 1))?;
+                st.finish()?;
+                series.push(s);
+            }
+        }
+        Some(other) => {
+            return Err(ParamError { file: file.into(), key: "series".into(), message: format!("expected [[series]] tables, found {}", other.type_str()) })
+        }
+    }
+    top.finish()?;
+    Ok(Experiment { name, file: file.to_string(), engine, seed, description, series })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = r#"
+[experiment]
+name = "t"
+profile = "xeon-mt25208-pcie"
+[pattern]
+kind = "bandwidth"
+op = "rdma_write"
+sizes = "1K..4K"
+[[series]]
+label = "A"
+[[series]]
+label = "B"
+ports = "stripe"
+sizes = [8192]
+"#;
+
+    #[test]
+    fn series_inherit_and_override() {
+        let e = parse_experiment("t.toml", GOOD, None).unwrap();
+        assert_eq!(e.series.len(), 2);
+        assert_eq!(e.series[0].sizes, vec![1024, 2048, 4096]);
+        assert_eq!(e.series[1].sizes, vec![8192]);
+        assert_eq!(e.series[1].setup.ports, Ports::Stripe { threshold: 8192 });
+        assert_eq!(e.series[0].pattern.window, 64);
+    }
+
+    fn err(text: &str) -> ParamError {
+        parse_experiment("bad.toml", text, None).unwrap_err()
+    }
+
+    #[test]
+    fn every_error_names_file_and_key() {
+        let cases: &[(&str, &str, &str)] = &[
+            ("x = ", "", "not valid TOML"),
+            ("[pattern]\nkind=\"latency\"", "experiment", "missing table"),
+            ("[experiment]\nname=\"t\"\nprofile=\"nope\"\n[pattern]\nkind=\"latency\"\nsizes=\"4\"", "profile", "built-in"),
+            ("[experiment]\nname=\"t\"\nprofile=\"xeon-mt25208-pcie\"\n[pattern]\nkind=\"lat\"\nsizes=\"4\"", "kind", "expected one of"),
+            ("[experiment]\nname=\"t\"\nprofile=\"xeon-mt25208-pcie\"\n[pattern]\nkind=\"latency\"", "sizes", "missing"),
+            ("[experiment]\nname=\"t\"\nprofile=\"xeon-mt25208-pcie\"\n[pattern]\nkind=\"latency\"\nsizes=\"4x\"", "sizes", "not a size"),
+            ("[experiment]\nname=\"t\"\nprofile=\"xeon-mt25208-pcie\"\n[pattern]\nkind=\"latency\"\nsizes=[0]", "sizes", "positive"),
+            ("[experiment]\nname=\"t\"\nprofile=\"xeon-mt25208-pcie\"\n[pattern]\nkind=\"latency\"\nsizes=\"4\"\nwindw=3", "pattern.windw", "unknown key"),
+            ("[experiment]\nname=\"t\"\nprofile=\"xeon-mt25208-pcie\"\ncolour=1\n[pattern]\nkind=\"latency\"\nsizes=\"4\"", "colour", "unknown key"),
+            ("[experiment]\nname=\"t\"\nprofile=\"xeon-mt25208-pcie\"\n[pattern]\nkind=\"latency\"\nsizes=\"4\"\nwindow=0", "window", "integer >= 1"),
+            ("[experiment]\nname=\"t\"\nprofile=\"xeon-mt25208-pcie\"\n[pattern]\nkind=\"latency\"\nsizes=\"4K\"\nop=\"rdma_read\"\n[transport]\nservice=\"ud\"", "series", "UD carries only"),
+            ("[experiment]\nname=\"t\"\nprofile=\"xeon-mt25208-pcie\"\n[pattern]\nkind=\"latency\"\nsizes=\"4\"\n[[series]]\nlabel=\"a\"\nbogus=1", "series[0].bogus", "unknown key"),
+            ("series=3\n[experiment]\nname=\"t\"\nprofile=\"xeon-mt25208-pcie\"\n[pattern]\nkind=\"latency\"\nsizes=\"4\"", "series", "expected [[series]]"),
+            ("[experiment]\nname=\"t\"\nprofile=\"xeon-mt25208-pcie\"\nengine=\"gpu\"\n[pattern]\nkind=\"latency\"\nsizes=\"4\"", "engine", "expected one of"),
+        ];
+        for (text, key, msg) in cases {
+            let e = err(text);
+            assert_eq!(e.file, "bad.toml", "{e}");
+            assert!(e.key.contains(key), "key `{}` lacks `{key}`: {e}", e.key);
+            assert!(e.message.contains(msg), "message lacks `{msg}`: {e}");
+        }
+    }
+}

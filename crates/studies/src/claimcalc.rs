@@ -1,0 +1,58 @@
+//! Helpers to compute claims from simulated series.
+
+use interlab_experiment::SeriesResult;
+use interlab_report::ClaimValue;
+use std::collections::BTreeMap;
+
+/// Results of a study's figures: figure id -> series.
+pub type FigureResults = BTreeMap<String, Vec<SeriesResult>>;
+
+/// A claim value computed from series, with where to draw the published value.
+#[derive(Debug, Clone)]
+pub struct Computed {
+    pub id: &'static str,
+    pub value: Option<ClaimValue>,
+    /// How it was computed (shown in the report).
+    pub note: String,
+    /// x (message size, bytes) at which to mark the published value; None = horizontal line.
+    pub mark_x: Option<f64>,
+}
+
+/// Finds series `label` of figure `fig`.
+pub fn series<'a>(r: &'a FigureResults, fig: &str, label: &str) -> Result<&'a SeriesResult, String> {
+    r.get(fig)
+        .ok_or_else(|| format!("figure {fig} was not run"))?
+        .iter()
+        .find(|s| s.label == label)
+        .ok_or_else(|| format!("figure {fig} has no series `{label}`"))
+}
+
+/// A numeric claim: `f` computes (value, note, mark x); errors become a null value with the
+/// reason as note.
+pub fn num(id: &'static str, f: impl FnOnce() -> Result<(f64, String, Option<f64>), String>) -> Computed {
+    match f() {
+        Ok((v, note, x)) if v.is_finite() => Computed { id, value: Some(ClaimValue::Number(v)), note, mark_x: x },
+        Ok((v, note, _)) => Computed { id, value: None, note: format!("non-finite result {v}: {note}"), mark_x: None },
+        Err(e) => Computed { id, value: None, note: e, mark_x: None },
+    }
+}
+
+/// A boolean claim.
+pub fn boolean(id: &'static str, f: impl FnOnce() -> Result<(bool, String), String>) -> Computed {
+    match f() {
+        Ok((b, note)) => Computed { id, value: Some(ClaimValue::Bool(b)), note, mark_x: None },
+        Err(e) => Computed { id, value: None, note: e, mark_x: None },
+    }
+}
+
+/// Peak of a series: (value, note).
+pub fn peak(s: &SeriesResult) -> (f64, String) {
+    let (size, v) = s.points.iter().copied().fold((0, f64::NAN), |acc, p| if p.1 > acc.1 || acc.1.is_nan() { p } else { acc });
+    (v, format!("peak of `{}` ({} B)", s.label, size))
+}
+
+/// Value at the smallest message size: (value, note, x).
+pub fn smallest(s: &SeriesResult) -> Result<(f64, String, Option<f64>), String> {
+    let &(size, v) = s.points.iter().min_by_key(|p| p.0).ok_or("empty series")?;
+    Ok((v, format!("`{}` at {size} B", s.label), Some(size as f64)))
+}

@@ -1,0 +1,125 @@
+//! The pcie study (Liu, Mamidala, Vishnu, Panda, HotI 2004): verbs latency and bandwidth
+//! with an InfiniHost III Ex on PCI Express x8 versus an InfiniHost on PCI-X 133.
+//! Figures 2-11 (verbs level); the MPI figures 12-14 come with the MPI layer.
+
+use crate::catalog::{FigureDef, StudyDef};
+use crate::claimcalc::{boolean, num, peak, series, smallest, Computed, FigureResults};
+use interlab_report::Scale;
+
+macro_rules! fig {
+    ($id:literal, $title:literal, $y:expr, $yscale:expr) => {
+        FigureDef {
+            id: $id,
+            title: $title,
+            spec: include_str!(concat!("../../../studies/pcie/", $id, ".toml")),
+            spec_path: concat!("studies/pcie/", $id, ".toml"),
+            x_label: "Message size (bytes)",
+            y_label: $y,
+            x_scale: Scale::Log2,
+            y_scale: $yscale,
+        }
+    };
+}
+
+/// The study definition.
+pub fn study() -> StudyDef {
+    const LAT: &str = "Latency (us)";
+    const BW: &str = "Bandwidth (MB/s)";
+    StudyDef {
+        id: "pcie",
+        title: "InfiniBand with PCI Express vs PCI-X (pcie)",
+        summary: "Verbs-level latency and bandwidth between two nodes through an InfiniScale 4X SDR switch, \
+                  InfiniHost III Ex on PCIe x8 (full duplex, per-direction lanes, TLP overheads) versus InfiniHost \
+                  on PCI-X 133 (one half-duplex bus for both directions and both ports). Modelled from buses, \
+                  adapter engines, links, switch and RC transport; only the RDMA-write, send/receive and RDMA-read \
+                  PCIe latencies were used to calibrate adapter/host primitives (see the profiles).",
+        figures: vec![
+            fig!("fig2", "Send/receive latency", LAT, Scale::Linear),
+            fig!("fig3", "RDMA write latency", LAT, Scale::Linear),
+            fig!("fig4", "RDMA read latency", LAT, Scale::Linear),
+            fig!("fig5", "Atomic operation latency (8 B)", LAT, Scale::Linear),
+            fig!("fig6", "Uni-directional RDMA write bandwidth, one port", BW, Scale::Linear),
+            fig!("fig7", "Bi-directional RDMA write bandwidth, one port", BW, Scale::Linear),
+            fig!("fig8", "Both ports, striping, uni-directional", BW, Scale::Linear),
+            fig!("fig9", "Both ports, bi-directional: striping vs binding", BW, Scale::Linear),
+            fig!("fig10", "Two processes per node, uni-directional", BW, Scale::Linear),
+            fig!("fig11", "Two processes per node, bi-directional", BW, Scale::Linear),
+        ],
+        claims,
+    }
+}
+
+fn peak_of(r: &FigureResults, fig: &str, label: &str) -> Result<(f64, String, Option<f64>), String> {
+    let (v, note) = peak(series(r, fig, label)?);
+    Ok((v, note, None))
+}
+
+fn peak_of_any(r: &FigureResults, fig: &str, labels: &[&str]) -> Result<(f64, String, Option<f64>), String> {
+    let mut best = (f64::NAN, String::new(), None);
+    for l in labels {
+        let p = peak_of(r, fig, l)?;
+        if best.0.is_nan() || p.0 > best.0 {
+            best = p;
+        }
+    }
+    best.1 = format!("{} (highest of {})", best.1, labels.join(", "));
+    Ok(best)
+}
+
+fn claims(r: &FigureResults) -> Vec<Computed> {
+    let small = |fig: &'static str, label: &'static str| move || smallest(series(r, fig, label)?);
+    let mut v = vec![
+        num("pcie.lat.sendrecv_pcie", small("fig2", "PCIe")),
+        num("pcie.lat.sendrecv_pcix", small("fig2", "PCI-X")),
+        num("pcie.lat.write_pcie", small("fig3", "PCIe")),
+        num("pcie.lat.write_pcix", small("fig3", "PCI-X")),
+        num("pcie.lat.read_pcie", small("fig4", "PCIe")),
+        num("pcie.lat.read_pcix", small("fig4", "PCI-X")),
+    ];
+    v.push(boolean("pcie.lat.atomic_close_to_read", || {
+        let mut notes = Vec::new();
+        let mut ok = true;
+        for (bus, read_label) in [("PCIe", "PCIe"), ("PCI-X", "PCI-X")] {
+            let read = series(r, "fig4", read_label)?.at(8).ok_or("fig4 lacks the 8-byte point")?;
+            for op in ["Fetch-and-add", "Compare-and-swap"] {
+                let a = series(r, "fig5", &format!("{op} {bus}"))?.at(8).ok_or("fig5 lacks the 8-byte point")?;
+                let dev = (a - read).abs() / read;
+                ok &= dev <= 0.15;
+                notes.push(format!("{op} {bus} {a:.2} us vs read {read:.2} us ({:+.1}%)", (a / read - 1.0) * 100.0));
+            }
+        }
+        Ok((ok, notes.join("; ")))
+    }));
+    v.push(num("pcie.bw.uni_pcie", || peak_of(r, "fig6", "PCIe")));
+    v.push(num("pcie.bw.uni_pcix", || peak_of(r, "fig6", "PCI-X")));
+    v.push(num("pcie.bw.bi_pcie", || peak_of(r, "fig7", "PCIe")));
+    v.push(num("pcie.bw.bi_pcix", || peak_of(r, "fig7", "PCI-X")));
+    v.push(num("pcie.bw.twoport_uni_stripe_pcie", || peak_of(r, "fig8", "PCIe striping")));
+    v.push(num("pcie.bw.twoport_uni_stripe_pcix", || peak_of(r, "fig8", "PCI-X striping")));
+    v.push(num("pcie.bw.twoport_bi_stripe_pcie", || peak_of(r, "fig9", "PCIe striping")));
+    v.push(num("pcie.bw.twoport_bi_bind_pcie", || peak_of(r, "fig9", "PCIe binding")));
+    v.push(num("pcie.bw.twoproc_uni_pcie", || peak_of_any(r, "fig10", &["PCIe binding", "PCIe striping"])));
+    v.push(boolean("pcie.bw.twoproc_uni_bind_beats_stripe_small", || {
+        let bind = series(r, "fig10", "PCIe binding")?;
+        let stripe = series(r, "fig10", "PCIe striping")?;
+        let mut never_below = true;
+        let (mut sb, mut ss, mut n) = (0.0, 0.0, 0);
+        for &(size, b) in bind.points.iter().filter(|p| p.0 < 8192) {
+            let s = stripe.at(size).ok_or(format!("striping lacks {size} B"))?;
+            never_below &= b >= s * 0.99;
+            sb += b;
+            ss += s;
+            n += 1;
+        }
+        if n == 0 {
+            return Err("no sizes below 8 KiB".into());
+        }
+        let gain = (sb / ss - 1.0) * 100.0;
+        Ok((never_below && gain > 1.0, format!("binding vs striping below 8 KiB: mean {gain:+.1}%, never more than 1% below: {never_below}")))
+    }));
+    v.push(num("pcie.bw.twoproc_uni_pcix", || peak_of_any(r, "fig10", &["PCI-X binding", "PCI-X striping"])));
+    v.push(num("pcie.bw.twoproc_bi_bind_pcie", || peak_of(r, "fig11", "PCIe binding")));
+    v.push(num("pcie.bw.twoproc_bi_stripe_pcie", || peak_of(r, "fig11", "PCIe striping")));
+    v.push(num("pcie.bw.twoproc_bi_pcix", || peak_of_any(r, "fig11", &["PCI-X binding", "PCI-X striping"])));
+    v
+}

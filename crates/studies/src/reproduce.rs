@@ -1,0 +1,236 @@
+//! `interlab reproduce`: run the catalog in the model, compute every claim, write the
+//! report, figures, claims JSON and the tidy records.
+
+use crate::catalog::{catalog, PAPERS};
+use crate::claimcalc::{Computed, FigureResults};
+use interlab_experiment::{parse_experiment, point_count, run_experiment, write_records, Experiment};
+use interlab_report::{
+    claims_json, evaluate, parse_claims_csv, write_report, ClaimCounts, ClaimResult, ClaimValue, Figure, Mark, Report,
+    ReportFiles, Series, StudySection,
+};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
+
+/// The claims table shipped with interlab (a copy of `shared/reference/claims.csv`).
+pub const EMBEDDED_CLAIMS: &str = include_str!("../../../studies/claims.csv");
+
+/// What to reproduce and where.
+#[derive(Debug, Clone)]
+pub struct ReproduceOptions {
+    /// Output directory.
+    pub out: PathBuf,
+    /// Study ids to run; empty = all.
+    pub studies: Vec<String>,
+    /// A claims table to use instead of the embedded one.
+    pub claims_csv: Option<PathBuf>,
+    /// How the run was invoked (recorded in the report).
+    pub command_line: String,
+}
+
+/// What a reproduce run produced.
+#[derive(Debug, Clone)]
+pub struct ReproduceOutput {
+    pub files: ReportFiles,
+    pub counts: ClaimCounts,
+    /// Claims computed but outside their tolerance: (id, model, published).
+    pub outside: Vec<String>,
+    pub records: usize,
+    pub events: u64,
+    pub elapsed_s: f64,
+    /// Studies that have no model yet (selected but skipped).
+    pub not_modelled_studies: Vec<String>,
+}
+
+/// Progress reporting hooks (the CLI draws a bar).
+pub trait Progress: Sync {
+    /// `total` points will be simulated.
+    fn start(&self, total: usize);
+    /// Now working on `what`.
+    fn message(&self, what: &str);
+    /// One point finished.
+    fn tick(&self);
+    /// All done.
+    fn finish(&self);
+}
+
+/// A progress sink that shows nothing.
+pub struct NoProgress;
+impl Progress for NoProgress {
+    fn start(&self, _: usize) {}
+    fn message(&self, _: &str) {}
+    fn tick(&self) {}
+    fn finish(&self) {}
+}
+
+fn fmt_value(v: f64, unit: &str) -> String {
+    if v.abs() >= 100.0 {
+        format!("{v:.0} {unit}")
+    } else {
+        format!("{v:.2} {unit}")
+    }
+}
+
+/// Runs the selected studies and writes everything under `opts.out`.
+pub fn reproduce(opts: &ReproduceOptions, progress: &dyn Progress) -> Result<ReproduceOutput, String> {
+    let t0 = Instant::now();
+    let (claims_text, claims_name) = match &opts.claims_csv {
+        Some(p) => (std::fs::read_to_string(p).map_err(|e| format!("{}: cannot read claims table: {e}", p.display()))?, p.display().to_string()),
+        None => (EMBEDDED_CLAIMS.to_string(), "embedded claims.csv".to_string()),
+    };
+    let claim_specs = parse_claims_csv(&claims_text, &claims_name).map_err(|e| e.to_string())?;
+    let known: Vec<&str> = PAPERS.iter().map(|(id, _)| *id).collect();
+    for s in &opts.studies {
+        if !known.contains(&s.as_str()) {
+            return Err(format!("--study {s}: unknown study (expected one of {})", known.join(", ")));
+        }
+    }
+    let selected = |id: &str| opts.studies.is_empty() || opts.studies.iter().any(|s| s == id);
+    let cat = catalog();
+    let not_modelled_studies: Vec<String> =
+        known.iter().filter(|id| selected(id) && !cat.iter().any(|s| s.id == **id)).map(|s| s.to_string()).collect();
+
+    // Parse every figure spec first: a broken spec fails before any simulation.
+    let mut plan: Vec<(usize, usize, Experiment)> = Vec::new();
+    for (si, study) in cat.iter().enumerate() {
+        if !selected(study.id) {
+            continue;
+        }
+        for (fi, fig) in study.figures.iter().enumerate() {
+            let exp = parse_experiment(fig.spec_path, fig.spec, None).map_err(|e| e.to_string())?;
+            plan.push((si, fi, exp));
+        }
+    }
+    progress.start(plan.iter().map(|(_, _, e)| point_count(e)).sum());
+    let done = AtomicUsize::new(0);
+    let tick = || {
+        done.fetch_add(1, Ordering::Relaxed);
+        progress.tick();
+    };
+    let mut results: BTreeMap<&str, FigureResults> = BTreeMap::new();
+    let mut records = Vec::new();
+    for (si, fi, exp) in &plan {
+        let (study, fig) = (&cat[*si], &cat[*si].figures[*fi]);
+        progress.message(&format!("{} {}", study.id, fig.id));
+        let series = run_experiment(exp, &tick)?;
+        for s in &series {
+            records.extend(s.records.iter().cloned());
+        }
+        results.entry(study.id).or_default().insert(fig.id.to_string(), series);
+    }
+    progress.finish();
+
+    // Claims: computed ones from the studies run, null for the rest.
+    let mut computed: BTreeMap<&str, Computed> = BTreeMap::new();
+    for study in cat.iter().filter(|s| selected(s.id)) {
+        let r = results.get(study.id).cloned().unwrap_or_default();
+        for c in (study.claims)(&r) {
+            computed.insert(c.id, c);
+        }
+    }
+    let claim_results: Vec<ClaimResult> = claim_specs
+        .iter()
+        .map(|spec| match computed.get(spec.id.as_str()) {
+            Some(c) => evaluate(spec, c.value.clone(), Some(c.note.clone())),
+            None => {
+                let why = if !selected(&spec.paper) {
+                    "study not selected in this run"
+                } else if cat.iter().any(|s| s.id == spec.paper) {
+                    "not modelled yet (this figure's layer is planned)"
+                } else {
+                    "not modelled yet (study planned)"
+                };
+                evaluate(spec, None, Some(why.to_string()))
+            }
+        })
+        .collect();
+    let unknown: Vec<&&str> = computed.keys().filter(|id| !claim_specs.iter().any(|s| s.id == **id)).collect();
+    if !unknown.is_empty() {
+        return Err(format!("the study code computes claims missing from {claims_name}: {unknown:?}"));
+    }
+
+    // Report sections.
+    let mut sections = Vec::new();
+    for (id, title) in PAPERS {
+        if !selected(id) {
+            continue;
+        }
+        let Some(study) = cat.iter().find(|s| s.id == *id) else {
+            sections.push(StudySection {
+                id: id.to_string(),
+                title: title.to_string(),
+                summary: "Not modelled yet: its claims appear below as gaps.".into(),
+                figures: vec![],
+            });
+            continue;
+        };
+        let r = &results[study.id];
+        let mut figures = Vec::new();
+        for fig in &study.figures {
+            let series = r[fig.id]
+                .iter()
+                .map(|s| Series { label: s.label.clone(), points: s.points.iter().map(|&(x, y)| (x as f64, y)).collect(), dashed: false })
+                .collect();
+            let marks = claim_results
+                .iter()
+                .filter(|c| c.spec.paper == study.id && c.spec.figure == fig.id)
+                .filter_map(|c| match &c.spec.published {
+                    Some(ClaimValue::Number(y)) => Some(Mark {
+                        label: format!("paper: {}", fmt_value(*y, &c.spec.unit)),
+                        claim_id: c.spec.id.clone(),
+                        x: computed.get(c.spec.id.as_str()).and_then(|k| k.mark_x),
+                        y: *y,
+                    }),
+                    _ => None,
+                })
+                .collect();
+            let exp = plan.iter().find(|(si, fi, _)| cat[*si].id == study.id && cat[*si].figures[*fi].id == fig.id).map(|p| &p.2);
+            figures.push(Figure {
+                id: format!("{}-{}", study.id, fig.id),
+                study: study.id.to_string(),
+                title: format!("{} {}: {}", study.id, fig.id, fig.title),
+                x_label: fig.x_label.into(),
+                y_label: fig.y_label.into(),
+                x_scale: fig.x_scale,
+                y_scale: fig.y_scale,
+                series,
+                marks,
+                caption: format!("{} Spec: {}.", exp.map(|e| e.description.as_str()).unwrap_or(""), fig.spec_path),
+            });
+        }
+        sections.push(StudySection { id: study.id.into(), title: study.title.into(), summary: study.summary.into(), figures });
+    }
+    let events: u64 = records.iter().map(|r| r.events).sum();
+    let elapsed_s = t0.elapsed().as_secs_f64();
+    let report = Report {
+        title: "interlab: reproduction of five interconnect studies".into(),
+        version: interlab_experiment::VERSION.into(),
+        generated_note: format!("{} (model, deterministic)", opts.command_line),
+        studies: sections,
+        claims: claim_results.clone(),
+        footer: format!(
+            "Model run time {elapsed_s:.1} s wall clock, {} simulated points, {:.1} million events. interlab {}.",
+            records.len(),
+            events as f64 / 1e6,
+            interlab_experiment::VERSION
+        ),
+    };
+    let files = write_report(&opts.out, &report).map_err(|e| e.to_string())?;
+    write_records(&opts.out, &records)?;
+    let _ = claims_json; // claims.json is written by write_report
+    let outside = claim_results
+        .iter()
+        .filter(|c| c.status == interlab_report::ClaimStatus::Outside)
+        .map(|c| format!("{} = {:?} (published {:?})", c.spec.id, c.value, c.spec.published))
+        .collect();
+    Ok(ReproduceOutput {
+        files,
+        counts: ClaimCounts::of(&claim_results),
+        outside,
+        records: records.len(),
+        events,
+        elapsed_s,
+        not_modelled_studies,
+    })
+}
