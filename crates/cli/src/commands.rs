@@ -41,7 +41,8 @@ impl Progress for Bar {
 }
 
 pub fn reproduce(studies: Vec<String>, out: PathBuf, claims: Option<PathBuf>, quiet: bool) -> Result<ExitCode, String> {
-    let command_line = std::env::args().collect::<Vec<_>>().join(" ");
+    // Recorded in claims.json: only what determines the results (not the output path).
+    let command_line = format!("interlab reproduce{}", studies.iter().map(|s| format!(" --study {s}")).collect::<String>());
     let opts = ReproduceOptions { out, studies, claims_csv: claims, command_line };
     let bar = Bar::new(quiet);
     let r = run_reproduce(&opts, &bar)?;

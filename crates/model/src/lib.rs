@@ -8,6 +8,7 @@
 
 pub mod event;
 pub mod hw;
+pub use hw::bus;
 pub mod node;
 pub mod params;
 pub mod profile;

@@ -1,0 +1,137 @@
+//! End-to-end tests of the `interlab` binary.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_interlab"))
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("interlab-cli-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn run(args: &[&str]) -> Output {
+    bin().args(args).output().expect("binary runs")
+}
+
+fn text(o: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+}
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+#[test]
+fn reproduce_pcie_writes_everything_and_is_deterministic() {
+    let a = scratch("rep-a");
+    let b = scratch("rep-b");
+    for d in [&a, &b] {
+        let o = run(&["reproduce", "--study", "pcie", "--out", d.to_str().unwrap(), "--quiet"]);
+        assert!(o.status.success(), "{}", text(&o));
+    }
+    for f in ["report.html", "claims.json", "results.jsonl", "results.csv"] {
+        assert!(a.join(f).is_file(), "missing {f}");
+    }
+    for fig in 2..=11 {
+        assert!(a.join(format!("figures/pcie-fig{fig}.svg")).is_file(), "missing figure {fig}");
+    }
+    // Byte-identical model output across runs.
+    for f in ["claims.json", "results.jsonl", "results.csv"] {
+        assert_eq!(std::fs::read(a.join(f)).unwrap(), std::fs::read(b.join(f)).unwrap(), "{f} differs between runs");
+    }
+    let claims: serde_json::Value = serde_json::from_slice(&std::fs::read(a.join("claims.json")).unwrap()).unwrap();
+    let list = claims["claims"].as_array().unwrap();
+    // Every id of the published claims table, in order.
+    let csv = std::fs::read_to_string(repo().join("studies/claims.csv")).unwrap();
+    let ids: Vec<&str> = csv.lines().skip(1).filter(|l| !l.trim().is_empty()).map(|l| l.split(',').next().unwrap()).collect();
+    let got: Vec<&str> = list.iter().map(|c| c["id"].as_str().unwrap()).collect();
+    assert_eq!(got, ids);
+    for c in list {
+        let id = c["id"].as_str().unwrap();
+        let fig: u32 = csv.lines().find(|l| l.starts_with(&format!("{id},"))).unwrap().split(',').nth(2).unwrap().trim_start_matches("fig").parse().unwrap_or(0);
+        if id.starts_with("pcie.") && (2..=11).contains(&fig) {
+            // Figures 2-11: every claim computed; given ones within tolerance.
+            assert!(!c["value"].is_null(), "{id} not computed");
+            let status = c["status"].as_str().unwrap();
+            assert!(status == "within" || status == "predicted", "{id}: {status} ({c})");
+        } else if !id.starts_with("pcie.") {
+            assert!(c["value"].is_null() && c["status"] == "not_modelled", "{id}: {c}");
+        }
+    }
+    let html = std::fs::read_to_string(a.join("report.html")).unwrap();
+    assert!(html.contains("<svg") && html.contains("pcie-fig6"));
+}
+
+#[test]
+fn embedded_claims_match_the_shared_reference() {
+    let shared = repo().join("../shared/reference/claims.csv");
+    if let Ok(reference) = std::fs::read_to_string(&shared) {
+        let ours = std::fs::read_to_string(repo().join("studies/claims.csv")).unwrap();
+        assert_eq!(ours, reference, "studies/claims.csv is out of date: copy {}", shared.display());
+    }
+}
+
+#[test]
+fn run_spec_end_to_end() {
+    let d = scratch("run");
+    let spec = d.join("spec.toml");
+    std::fs::write(
+        &spec,
+        "[experiment]\nname = \"t\"\nprofile = \"xeon-mt25208-pcie\"\n[pattern]\nkind = \"latency\"\nop = \"send\"\nwarmup = 2\niterations = 10\nsizes = \"4..64\"\n",
+    )
+    .unwrap();
+    let out = d.join("out");
+    let o = run(&["run", spec.to_str().unwrap(), "--out", out.to_str().unwrap(), "-q"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let lines = std::fs::read_to_string(out.join("results.jsonl")).unwrap();
+    assert_eq!(lines.lines().count(), 5);
+    let r: serde_json::Value = serde_json::from_str(lines.lines().next().unwrap()).unwrap();
+    assert_eq!(r["metric"], "latency_us");
+    assert_eq!(r["profile"], "xeon-mt25208-pcie");
+    assert!(r["value"].as_f64().unwrap() > 1.0);
+    assert!(out.join("t.svg").is_file());
+    let o = run(&["run", spec.to_str().unwrap(), "--dry-run"]);
+    assert!(o.status.success() && text(&o).contains("5 points"), "{}", text(&o));
+}
+
+#[test]
+fn example_spec_and_profile_files_work() {
+    let o = run(&["run", repo().join("examples/hdr-what-if.toml").to_str().unwrap(), "--dry-run"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let o = run(&["profiles"]);
+    assert!(o.status.success() && text(&o).contains("xeon-mt23108-pcix"));
+    let o = run(&["profiles", repo().join("profiles/epyc-hdr-pcie4.toml").to_str().unwrap()]);
+    assert!(o.status.success() && text(&o).contains("valid profile"), "{}", text(&o));
+}
+
+#[test]
+fn bad_input_gives_clear_errors_not_panics() {
+    let d = scratch("bad");
+    let bad_spec = d.join("bad.toml");
+    std::fs::write(&bad_spec, "[experiment]\nname = \"t\"\nprofile = \"xeon-mt25208-pcie\"\n[pattern]\nkind = \"latency\"\nsizes = \"4\"\nwindw = 2\n").unwrap();
+    let bad_profile = d.join("p.toml");
+    std::fs::write(&bad_profile, "[profile]\nid = \"x\"\ndescription = \"y\"\n[host]\ncores = 2\n").unwrap();
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["run", "/nonexistent/spec.toml"], "cannot read spec"),
+        (vec!["run", bad_spec.to_str().unwrap()], "pattern.windw"),
+        (vec!["reproduce", "--study", "nope", "--out", d.to_str().unwrap()], "unknown study"),
+        (vec!["reproduce", "--study", "pcie", "--claims", "/nonexistent.csv", "--out", d.to_str().unwrap()], "cannot read claims"),
+        (vec!["profiles", "no-such"], "built-in"),
+        (vec!["profiles", bad_profile.to_str().unwrap()], "no provenance"),
+        (vec!["bench", "kernel", "--events", "0"], "at least 1"),
+    ];
+    for (args, want) in cases {
+        let o = run(&args);
+        let t = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {t}");
+        assert!(t.contains(want), "{args:?}: expected `{want}` in: {t}");
+        assert!(!t.contains("panicked"), "{args:?} panicked: {t}");
+    }
+    let o = run(&["frobnicate"]);
+    assert!(!o.status.success() && !text(&o).contains("panicked"));
+}

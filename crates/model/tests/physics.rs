@@ -1,0 +1,189 @@
+//! Invariants and physically expected directions of change of the verbs model.
+
+use interlab_model::bus::BusSpec;
+use interlab_model::*;
+use interlab_patterns::{Op, PatternKind, PatternSpec};
+use proptest::prelude::*;
+use std::sync::Arc;
+
+fn prof(id: &str) -> Profile {
+    Profile::load(id).unwrap()
+}
+
+fn setup(p: Profile, ports: Ports, procs: u32, service: Service) -> VerbsSetup {
+    VerbsSetup { profile: Arc::new(p), service, ports, procs_per_node: procs, max_events: 200_000_000 }
+}
+
+fn bw(p: Profile, size: u64) -> f64 {
+    let s = PatternSpec { kind: PatternKind::Bandwidth, op: Op::RdmaWrite, size, window: 16, warmup: 1, iterations: 2 };
+    setup(p, Ports::One, 1, Service::Rc).run(&s).unwrap().value
+}
+
+fn lat(p: Profile, op: Op, size: u64) -> f64 {
+    let s = PatternSpec { kind: PatternKind::Latency, op, size, window: 1, warmup: 5, iterations: 20 };
+    setup(p, Ports::One, 1, Service::Rc).run(&s).unwrap().value
+}
+
+const SIZES: [u64; 6] = [1, 64, 1024, 4096, 65536, 1 << 20];
+
+#[test]
+fn faster_bus_never_lowers_bandwidth() {
+    for id in ["xeon-mt25208-pcie", "xeon-mt23108-pcix"] {
+        let base = prof(id);
+        let mut fast = base.clone();
+        match &mut fast.bus {
+            BusSpec::Pcie(p) => p.gts *= 2.0,
+            BusSpec::Pcix(x) => x.clock_mhz *= 2.0,
+        }
+        for &z in &SIZES {
+            let (a, b) = (bw(base.clone(), z), bw(fast.clone(), z));
+            assert!(b >= a * 0.999, "{id} {z} B: faster bus {b:.1} < {a:.1} MB/s");
+        }
+    }
+}
+
+#[test]
+fn faster_link_never_lowers_bandwidth_and_pcix_is_bus_bound() {
+    let base = prof("xeon-mt25208-pcie");
+    let mut ddr = base.clone();
+    ddr.link.lane_gbps = 5.0;
+    for &z in &SIZES {
+        assert!(bw(ddr.clone(), z) >= bw(base.clone(), z) * 0.999, "{z}");
+    }
+    // PCI-X: a faster link does not help a bus-bound adapter at large sizes.
+    let x = prof("xeon-mt23108-pcix");
+    let mut xd = x.clone();
+    xd.link.lane_gbps = 5.0;
+    let (a, b) = (bw(x, 1 << 20), bw(xd, 1 << 20));
+    assert!((b - a).abs() / a < 0.02, "{a} vs {b}");
+}
+
+#[test]
+fn longer_cable_never_lowers_latency() {
+    let base = prof("xeon-mt25208-pcie");
+    let mut long = base.clone();
+    long.link.cable_m = 100.0;
+    for op in Op::ALL {
+        for z in [4u64, 1024, 8192] {
+            let (a, b) = (lat(base.clone(), op, z), lat(long.clone(), op, z));
+            assert!(b >= a, "{} {z}: {b} < {a}", op.name());
+            // 98 m more each way through the switch: 2 x 98 m x 5 ns/m one way.
+            let extra = b - a;
+            let expect = 2.0 * 98.0 * 5.0 / 1000.0 * if op.is_request_response() { 2.0 } else { 1.0 };
+            assert!((extra - expect).abs() < 0.05, "{} {z}: extra {extra} us, expected {expect}", op.name());
+        }
+    }
+}
+
+#[test]
+fn latency_grows_with_size_and_pcix_is_slower() {
+    for op in [Op::Send, Op::RdmaWrite, Op::RdmaRead] {
+        let mut last = 0.0;
+        for z in [4u64, 256, 4096, 65536] {
+            let l = lat(prof("xeon-mt25208-pcie"), op, z);
+            assert!(l > last, "{} {z}", op.name());
+            last = l;
+            assert!(lat(prof("xeon-mt23108-pcix"), op, z) > l);
+        }
+    }
+}
+
+#[test]
+fn pcie_is_full_duplex_and_pcix_is_not() {
+    let run = |id: &str, kind| {
+        let s = PatternSpec { kind, op: Op::RdmaWrite, size: 1 << 18, window: 16, warmup: 1, iterations: 2 };
+        setup(prof(id), Ports::One, 1, Service::Rc).run(&s).unwrap().value
+    };
+    let (u, b) = (run("xeon-mt25208-pcie", PatternKind::Bandwidth), run("xeon-mt25208-pcie", PatternKind::BiBandwidth));
+    assert!(b > 1.9 * u, "PCIe bi {b} vs uni {u}");
+    let (u, b) = (run("xeon-mt23108-pcix", PatternKind::Bandwidth), run("xeon-mt23108-pcix", PatternKind::BiBandwidth));
+    assert!(b < 1.2 * u, "PCI-X bi {b} vs uni {u}");
+}
+
+#[test]
+fn model_bandwidth_is_steady_after_warmup() {
+    // The study specs run 2 warm-up + 4 measured windows instead of the paper's 10 + 100.
+    for id in ["xeon-mt25208-pcie", "xeon-mt23108-pcix"] {
+        for (size, ports) in [(4096u64, Ports::One), (65536, Ports::Stripe { threshold: 8192 }), (1 << 18, Ports::One)] {
+            let short = PatternSpec { kind: PatternKind::Bandwidth, op: Op::RdmaWrite, size, window: 64, warmup: 2, iterations: 4 };
+            let long = PatternSpec { warmup: 10, iterations: 100, ..short };
+            let s = setup(prof(id), ports, 1, Service::Rc);
+            let (a, b) = (s.run(&short).unwrap().value, s.run(&long).unwrap().value);
+            assert!((a - b).abs() / b < 0.005, "{id} {size}: {a} vs {b}");
+        }
+    }
+}
+
+#[test]
+fn determinism_same_spec_same_numbers() {
+    let s = PatternSpec { kind: PatternKind::BiBandwidth, op: Op::RdmaWrite, size: 20_000, window: 8, warmup: 1, iterations: 3 };
+    let a = setup(prof("xeon-mt25208-pcie"), Ports::Stripe { threshold: 8192 }, 2, Service::Rc).run(&s).unwrap();
+    let b = setup(prof("xeon-mt25208-pcie"), Ports::Stripe { threshold: 8192 }, 2, Service::Rc).run(&s).unwrap();
+    assert_eq!(a.value.to_bits(), b.value.to_bits());
+    assert_eq!((a.events, a.sim_time_ps), (b.events, b.sim_time_ps));
+}
+
+#[test]
+fn invalid_combinations_are_refused() {
+    let p = || prof("xeon-mt25208-pcie");
+    let s = PatternSpec { kind: PatternKind::Latency, op: Op::RdmaRead, size: 8, window: 1, warmup: 0, iterations: 1 };
+    assert!(setup(p(), Ports::One, 1, Service::Uc).run(&s).unwrap_err().0.contains("UC has no"));
+    assert!(setup(p(), Ports::One, 1, Service::Ud).run(&s).unwrap_err().0.contains("UD carries only"));
+    let big = PatternSpec { op: Op::Send, size: 4096, ..s };
+    assert!(setup(p(), Ports::One, 1, Service::Ud).run(&big).unwrap_err().0.contains("MTU"));
+    let hdr = prof("epyc-hdr-pcie4");
+    assert!(setup(hdr, Ports::Stripe { threshold: 8192 }, 1, Service::Rc).run(&big).unwrap_err().0.contains("two ports"));
+}
+
+fn expected_payload(spec: &PatternSpec, procs: u64) -> u64 {
+    let iters = (spec.warmup + spec.iterations) as u64;
+    let dirs = if spec.kind == PatternKind::BiBandwidth { 2 } else { 1 };
+    let per = match spec.kind {
+        PatternKind::Latency if spec.op.is_request_response() => iters * spec.size,
+        PatternKind::Latency => 2 * iters * spec.size,
+        _ => iters * (spec.window as u64 * spec.size + interlab_patterns::REPLY_BYTES),
+    };
+    per * dirs * procs
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 40, .. ProptestConfig::default() })]
+
+    /// Every payload byte read from one host's memory lands in the other's: nothing is
+    /// lost or invented, for every transport, operation, pattern and port use.
+    #[test]
+    fn bytes_are_conserved(
+        size in 1u64..20_000,
+        window in 1u32..12,
+        kind in 0usize..3,
+        op in 0usize..2,
+        service in 0usize..2,
+        ports in 0usize..3,
+        procs in 1u32..3,
+    ) {
+        let kind = [PatternKind::Latency, PatternKind::Bandwidth, PatternKind::BiBandwidth][kind];
+        let op = [Op::Send, Op::RdmaWrite][op];
+        let service = [Service::Rc, Service::Uc][service];
+        let ports = [Ports::One, Ports::Bind, Ports::Stripe { threshold: 4096 }][ports];
+        let spec = PatternSpec { kind, op, size, window, warmup: 1, iterations: 2 };
+        let p = setup(prof("xeon-mt25208-pcie"), ports, procs, service).run(&spec).unwrap();
+        prop_assert_eq!(p.bytes_sent, p.bytes_received);
+        // Striping adds a 16-byte control message per stripe above the threshold.
+        let stripes = matches!(ports, Ports::Stripe { .. }) && size > 4096 && op == Op::RdmaWrite;
+        if !stripes {
+            prop_assert_eq!(p.bytes_sent, expected_payload(&spec, procs as u64));
+        }
+        prop_assert!(p.value > 0.0 && p.value.is_finite());
+    }
+
+    #[test]
+    fn reads_and_atomics_conserve_bytes(size in 1u64..50_000, op in 0usize..3) {
+        let op = [Op::RdmaRead, Op::FetchAdd, Op::CmpSwap][op];
+        let spec = PatternSpec { kind: PatternKind::Latency, op, size, window: 1, warmup: 1, iterations: 3 };
+        let p = setup(prof("xeon-mt23108-pcix"), Ports::One, 1, Service::Rc).run(&spec).unwrap();
+        prop_assert_eq!(p.bytes_sent, p.bytes_received);
+        if op == Op::RdmaRead {
+            prop_assert_eq!(p.bytes_sent, 4 * size);
+        }
+    }
+}
