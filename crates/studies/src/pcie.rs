@@ -79,8 +79,8 @@ fn claims(r: &FigureResults) -> Vec<Computed> {
     v.push(boolean("pcie.lat.atomic_close_to_read", || {
         let mut notes = Vec::new();
         let mut ok = true;
-        for (bus, read_label) in [("PCIe", "PCIe"), ("PCI-X", "PCI-X")] {
-            let read = series(r, "fig4", read_label)?.at(8).ok_or("fig4 lacks the 8-byte point")?;
+        for bus in ["PCIe", "PCI-X"] {
+            let read = series(r, "fig5", &format!("RDMA read {bus}"))?.at(8).ok_or("fig5 lacks the 8-byte read point")?;
             for op in ["Fetch-and-add", "Compare-and-swap"] {
                 let a = series(r, "fig5", &format!("{op} {bus}"))?.at(8).ok_or("fig5 lacks the 8-byte point")?;
                 let dev = (a - read).abs() / read;

@@ -157,7 +157,9 @@ fn logarithmic(scale: Scale, data: Option<(f64, f64)>, opts: AxisOptions) -> Axi
     let mut e_lo = scale.transform(min).floor().clamp(-1000.0, 1000.0) as i64;
     let mut e_hi = scale.transform(max).ceil().clamp(-1000.0, 1000.0) as i64;
     if e_hi <= e_lo {
-        e_hi = e_lo + 1;
+        // A single exact power: centre it between its neighbours.
+        e_lo -= 1;
+        e_hi = e_lo + 2;
     }
     let max_ticks = opts.max_ticks.max(2) as i64;
     let step = ((e_hi - e_lo) + max_ticks - 2)
@@ -255,8 +257,10 @@ mod tests {
     fn log2_fractions_and_single_value() {
         let a = Axis::new(Scale::Log2, &[0.5, 3.0], X);
         assert_eq!(labels(&a), ["0.5", "1", "2", "4"]);
+        // A single value sits in the middle, between its neighbouring powers.
         let a = Axis::new(Scale::Log2, &[1024.0], X);
-        assert_eq!(labels(&a), ["1K", "2K"]);
+        assert_eq!(labels(&a), ["512", "1K", "2K"]);
+        assert_eq!(a.fraction(1024.0), Some(0.5));
         assert_eq!(size_label(30), "1G");
         assert_eq!(size_label(55), "2^55");
     }
