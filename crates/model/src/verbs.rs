@@ -80,6 +80,9 @@ pub struct Point {
 impl VerbsSetup {
     /// Checks the combination before running.
     pub fn validate(&self, spec: &PatternSpec) -> Result<(), ModelError> {
+        if !matches!(spec.kind, PatternKind::Latency | PatternKind::Bandwidth | PatternKind::BiBandwidth) {
+            return Err(ModelError(format!("the verbs model does not run the `{}` pattern yet", spec.kind.name())));
+        }
         let mtu = self.profile.link.mtu_bytes as u64;
         match self.service {
             Service::Ud if spec.op != Op::Send => {
