@@ -3,7 +3,7 @@
 
 use crate::spec::{Experiment, SeriesSpec};
 use crate::VERSION;
-use interlab_model::ModelError;
+use interlab_model::{ModelError, Topology};
 use interlab_patterns::{PatternSpec, ResultRecord, RECORD_SCHEMA};
 use rayon::prelude::*;
 use std::io::Write;
@@ -13,8 +13,11 @@ use std::path::Path;
 #[derive(Debug, Clone)]
 pub struct SeriesResult {
     pub label: String,
-    /// (message size in bytes, value in `unit`).
+    /// (x, value in `unit`): x is the message size in bytes, or the distance in miles when
+    /// `x_is_distance`.
     pub points: Vec<(u64, f64)>,
+    /// The series sweeps distance.
+    pub x_is_distance: bool,
     /// "us" or "MB/s".
     pub unit: String,
     /// One record per point.
@@ -38,8 +41,9 @@ impl SeriesResult {
     }
 }
 
-fn record(exp: &Experiment, s: &SeriesSpec, spec: &PatternSpec, p: &interlab_model::Point) -> ResultRecord {
+fn record(exp: &Experiment, s: &SeriesSpec, spec: &PatternSpec, miles: Option<f64>, p: &interlab_model::Point) -> ResultRecord {
     ResultRecord {
+        distance_miles: miles,
         schema: RECORD_SCHEMA,
         version: VERSION.to_string(),
         engine: "model".into(),
@@ -67,31 +71,41 @@ fn record(exp: &Experiment, s: &SeriesSpec, spec: &PatternSpec, p: &interlab_mod
 
 /// Number of points an experiment will simulate.
 pub fn point_count(exp: &Experiment) -> usize {
-    exp.series.iter().map(|s| s.sizes.len()).sum()
+    exp.series.iter().map(|s| s.points().len()).sum()
 }
 
 /// Runs every point; `tick` is called once per finished point (from worker threads).
 pub fn run_experiment(exp: &Experiment, tick: &(dyn Fn() + Sync)) -> Result<Vec<SeriesResult>, String> {
-    let jobs: Vec<(usize, u64)> = exp.series.iter().enumerate().flat_map(|(i, s)| s.sizes.iter().map(move |&z| (i, z))).collect();
-    let results: Vec<Result<(usize, u64, interlab_model::Point), (String, u64, ModelError)>> = jobs
+    let jobs: Vec<(usize, u64, Option<f64>)> =
+        exp.series.iter().enumerate().flat_map(|(i, s)| s.points().into_iter().map(move |(z, d)| (i, z, d))).collect();
+    type Job = Result<(usize, u64, Option<f64>, interlab_model::Point), (String, u64, ModelError)>;
+    let results: Vec<Job> = jobs
         .par_iter()
-        .map(|&(i, size)| {
+        .map(|&(i, size, miles)| {
             let s = &exp.series[i];
             let spec = PatternSpec { size, ..s.pattern };
-            let r = s.setup.run(&spec).map(|p| (i, size, p)).map_err(|e| (s.label.clone(), size, e));
+            let mut setup = s.setup.clone();
+            if let Some(m) = miles {
+                setup.topology = Topology::Wan { miles: m };
+            }
+            let r = setup.run(&spec).map(|p| (i, size, miles, p)).map_err(|e| (s.label.clone(), size, e));
             tick();
             r
         })
         .collect();
-    let mut out: Vec<SeriesResult> =
-        exp.series.iter().map(|s| SeriesResult { label: s.label.clone(), points: vec![], unit: String::new(), records: vec![] }).collect();
+    let mut out: Vec<SeriesResult> = exp
+        .series
+        .iter()
+        .map(|s| SeriesResult { label: s.label.clone(), points: vec![], x_is_distance: s.sweeps_distance(), unit: String::new(), records: vec![] })
+        .collect();
     for r in results {
-        let (i, size, p) = r.map_err(|(label, size, e)| format!("{}: series `{label}`, size {size} B: {e}", exp.file))?;
+        let (i, size, miles, p) = r.map_err(|(label, size, e)| format!("{}: series `{label}`, size {size} B: {e}", exp.file))?;
         let s = &exp.series[i];
         let spec = PatternSpec { size, ..s.pattern };
+        let x = if out[i].x_is_distance { miles.unwrap_or(0.0).round() as u64 } else { size };
         out[i].unit = p.unit.to_string();
-        out[i].points.push((size, p.value));
-        out[i].records.push(record(exp, s, &spec, &p));
+        out[i].points.push((x, p.value));
+        out[i].records.push(record(exp, s, &spec, miles, &p));
     }
     Ok(out)
 }

@@ -1,7 +1,7 @@
 //! Parsing experiment specs with errors that name the file, the key and what was expected.
 
 use interlab_model::params::{ParamError, Table};
-use interlab_model::{Ports, Profile, Service, VerbsSetup};
+use interlab_model::{Ports, Profile, Service, Topology, VerbsSetup};
 use interlab_patterns::{parse_sizes, Op, PatternKind, PatternSpec};
 use std::path::Path;
 use std::sync::Arc;
@@ -25,6 +25,25 @@ pub struct SeriesSpec {
     pub pattern: PatternSpec,
     /// Message sizes, bytes.
     pub sizes: Vec<u64>,
+    /// Wide-area loop lengths, miles (empty: both nodes on one switch).
+    pub distances: Vec<f64>,
+}
+
+impl SeriesSpec {
+    /// True when the series sweeps distance (several distances, one size): its x axis is
+    /// distance in miles instead of message size in bytes.
+    pub fn sweeps_distance(&self) -> bool {
+        self.distances.len() > 1 && self.sizes.len() == 1
+    }
+
+    /// Every (size, distance) point, in order.
+    pub fn points(&self) -> Vec<(u64, Option<f64>)> {
+        if self.distances.is_empty() {
+            self.sizes.iter().map(|&z| (z, None)).collect()
+        } else {
+            self.distances.iter().flat_map(|&d| self.sizes.iter().map(move |&z| (z, Some(d)))).collect()
+        }
+    }
 }
 
 /// A parsed experiment.
@@ -42,7 +61,7 @@ pub struct Experiment {
 
 const SERIES_KEYS: &[&str] = &[
     "label", "profile", "kind", "op", "window", "warmup", "iterations", "sizes", "service", "ports", "stripe_threshold",
-    "processes_per_node",
+    "processes_per_node", "distance_miles",
 ];
 
 /// Reads a value for `key` from the series table if present there, else from the defaults.
@@ -72,10 +91,12 @@ fn parse_series(file: &str, base: Option<&Path>, l: &mut Layers, label_default: 
         }
     })?;
     let t = l.pick("kind");
-    let kind = match t.choice("kind", &["latency", "bandwidth", "bibw"], None)?.as_str() {
+    let kind = match t.choice("kind", &["latency", "bandwidth", "bibw", "pipelined", "bipipelined"], None)?.as_str() {
         "latency" => PatternKind::Latency,
         "bandwidth" => PatternKind::Bandwidth,
-        _ => PatternKind::BiBandwidth,
+        "bibw" => PatternKind::BiBandwidth,
+        "pipelined" => PatternKind::Pipelined,
+        _ => PatternKind::BiPipelined,
     };
     let names: Vec<&str> = Op::ALL.iter().map(|o| o.name()).collect();
     let op = Op::from_name(&l.pick("op").choice("op", &names, Some("rdma_write"))?).expect("choice checked");
@@ -110,7 +131,33 @@ fn parse_series(file: &str, base: Option<&Path>, l: &mut Layers, label_default: 
         _ => Ports::Bind,
     };
     let procs = l.pick("processes_per_node").int_or("processes_per_node", 1, 1)? as u32;
-    let setup = VerbsSetup { profile: Arc::new(profile), service, ports, procs_per_node: procs, max_events: 2_000_000_000 };
+    let t = l.pick("distance_miles");
+    let distances: Vec<f64> = match t.value("distance_miles") {
+        None => vec![],
+        Some(v) => {
+            let items = match v {
+                toml::Value::Array(a) => a.clone(),
+                other => vec![other.clone()],
+            };
+            let mut d = Vec::new();
+            for x in items {
+                match x {
+                    toml::Value::Integer(i) if i >= 0 => d.push(i as f64),
+                    toml::Value::Float(f) if f.is_finite() && f >= 0.0 => d.push(f),
+                    other => return Err(t.err("distance_miles", format!("expected non-negative numbers of miles, found {other}"))),
+                }
+            }
+            if d.is_empty() {
+                return Err(t.err("distance_miles", "empty list"));
+            }
+            if profile.wan.is_none() {
+                return Err(t.err("distance_miles", format!("profile {} has no [wan] section (wide-area extenders)", profile.id)));
+            }
+            d
+        }
+    };
+    let topology = if distances.is_empty() { Topology::Lan } else { Topology::Wan { miles: distances[0] } };
+    let setup = VerbsSetup { profile: Arc::new(profile), topology, service, ports, procs_per_node: procs, max_events: 2_000_000_000 };
     let pattern = PatternSpec { kind, op, size: sizes[0], window, warmup, iterations };
     for &s in &sizes {
         setup.validate(&PatternSpec { size: s, ..pattern }).map_err(|e| ParamError {
@@ -119,7 +166,7 @@ fn parse_series(file: &str, base: Option<&Path>, l: &mut Layers, label_default: 
             message: format!("{e} (size {s})"),
         })?;
     }
-    Ok(SeriesSpec { label, profile_name, setup, pattern, sizes })
+    Ok(SeriesSpec { label, profile_name, setup, pattern, sizes, distances })
 }
 
 fn load_profile(name: &str, base: Option<&Path>) -> Result<Profile, ParamError> {

@@ -133,11 +133,8 @@ impl<M: 'static> Simulation<M> {
         let mut stop = false;
         let limit = self.events.saturating_add(max_events);
         while !stop && self.events < limit {
-            match self.queue.peek_time() {
-                Some(t) if t <= until => {}
-                _ => break,
-            }
-            let ev = self.queue.pop().expect("peeked");
+            // The earliest event if it is due by `until`; a later one stays queued untouched.
+            let Some(ev) = self.queue.pop_until(until) else { break };
             debug_assert!(ev.time >= self.now, "time ran backwards");
             self.now = ev.time;
             let (to, msg) = ev.event;

@@ -1,6 +1,6 @@
 //! Messages between model components.
 
-use crate::transport::packet::Packet;
+use crate::transport::packet::{MsgMeta, Packet};
 use crate::transport::qp::{RespJob, Wr};
 use interlab_kernel::Time;
 use interlab_patterns::Input;
@@ -24,4 +24,9 @@ pub enum Ev {
     RespReady { qp: u32, job: RespJob },
     /// A prepared packet left its port: the engine may prepare another.
     TxSlot,
+    /// Link-level flow control: the receiver of the link behind local port `port` has no
+    /// buffer credit for new packets until `until` (picoseconds).
+    Stall { port: u16, until: Time },
+    /// The last packet of an unacknowledged (UC/UD) request left: it completes locally.
+    LocalDone { meta: MsgMeta },
 }

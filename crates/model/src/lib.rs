@@ -18,4 +18,4 @@ pub mod verbs;
 pub use params::ParamError;
 pub use profile::Profile;
 pub use transport::packet::Service;
-pub use verbs::{ModelError, Point, Ports, VerbsSetup};
+pub use verbs::{ModelError, Point, Ports, Topology, VerbsSetup};

@@ -4,6 +4,7 @@ use crate::hw::adapter_spec::{AdapterSpec, HostSpec};
 use crate::hw::bus::BusSpec;
 use crate::hw::link::LinkSpec;
 use crate::hw::switch_spec::SwitchSpec;
+use crate::hw::wan_spec::WanSpec;
 use crate::params::{ParamError, Table};
 
 /// Profiles shipped with interlab (embedded in the binary).
@@ -11,6 +12,7 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ("xeon-mt25208-pcie", include_str!("../../../profiles/xeon-mt25208-pcie.toml")),
     ("xeon-mt23108-pcix", include_str!("../../../profiles/xeon-mt23108-pcix.toml")),
     ("epyc-hdr-pcie4", include_str!("../../../profiles/epyc-hdr-pcie4.toml")),
+    ("woodcrest-infinihost-longbow", include_str!("../../../profiles/woodcrest-infinihost-longbow.toml")),
 ];
 
 /// A testbed: hosts, bus, adapter, links, switch.
@@ -25,6 +27,8 @@ pub struct Profile {
     pub adapter: AdapterSpec,
     pub link: LinkSpec,
     pub switch: SwitchSpec,
+    /// Wide-area extenders, for testbeds that have them.
+    pub wan: Option<WanSpec>,
 }
 
 impl Profile {
@@ -49,8 +53,9 @@ impl Profile {
         let adapter = section!("adapter", AdapterSpec);
         let link = section!("link", LinkSpec);
         let switch = section!("switch", SwitchSpec);
+        let wan = if t.has("wan") { Some(section!("wan", WanSpec)) } else { None };
         t.finish()?;
-        Ok(Profile { id, description, host, bus, adapter, link, switch })
+        Ok(Profile { id, description, host, bus, adapter, link, switch, wan })
     }
 
     /// A built-in profile by id, or a profile file by path.

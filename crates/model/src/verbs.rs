@@ -3,6 +3,7 @@
 //! simulation and a number.
 
 use crate::event::Ev;
+use crate::hw::extender::WanPath;
 use crate::hw::switch::Switch;
 use crate::node::{ChanEnd, Node, PortUse};
 use crate::profile::Profile;
@@ -34,10 +35,21 @@ impl Ports {
     }
 }
 
+/// How the two nodes are joined.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Topology {
+    /// Both nodes on one switch.
+    Lan,
+    /// Each node on its own switch; the switches joined by the profile's wide-area
+    /// extenders over a loop of this many miles.
+    Wan { miles: f64 },
+}
+
 /// Everything about a verbs experiment except the pattern point.
 #[derive(Debug, Clone)]
 pub struct VerbsSetup {
     pub profile: Arc<Profile>,
+    pub topology: Topology,
     pub service: Service,
     pub ports: Ports,
     /// Process pairs (one process per node each).
@@ -80,7 +92,10 @@ pub struct Point {
 impl VerbsSetup {
     /// Checks the combination before running.
     pub fn validate(&self, spec: &PatternSpec) -> Result<(), ModelError> {
-        if !matches!(spec.kind, PatternKind::Latency | PatternKind::Bandwidth | PatternKind::BiBandwidth) {
+        if !matches!(
+            spec.kind,
+            PatternKind::Latency | PatternKind::Bandwidth | PatternKind::BiBandwidth | PatternKind::Pipelined | PatternKind::BiPipelined
+        ) {
             return Err(ModelError(format!("the verbs model does not run the `{}` pattern yet", spec.kind.name())));
         }
         let mtu = self.profile.link.mtu_bytes as u64;
@@ -96,14 +111,25 @@ impl VerbsSetup {
             }
             _ => {}
         }
-        if spec.kind != PatternKind::Latency && spec.op.is_request_response() && spec.kind == PatternKind::BiBandwidth {
-            return Err(ModelError("bi-directional bandwidth is defined for send and RDMA write".into()));
+        if spec.op.is_request_response() && matches!(spec.kind, PatternKind::BiBandwidth | PatternKind::Bandwidth) {
+            return Err(ModelError(format!(
+                "windowed bandwidth ends each window with a reply message; use the pipelined pattern for {}",
+                spec.op.name()
+            )));
         }
         if spec.size == 0 {
             return Err(ModelError("message size must be at least 1 byte".into()));
         }
         if self.procs_per_node == 0 {
             return Err(ModelError("at least one process per node".into()));
+        }
+        if let Topology::Wan { miles } = self.topology {
+            if self.profile.wan.is_none() {
+                return Err(ModelError(format!("profile {} has no [wan] section: it cannot model a wide-area path", self.profile.id)));
+            }
+            if !(miles.is_finite() && miles >= 0.0) {
+                return Err(ModelError(format!("distance must be a non-negative number of miles, found {miles}")));
+            }
         }
         if let Ports::Stripe { .. } = self.ports {
             if self.profile.adapter.ports < 2 {
@@ -120,14 +146,38 @@ impl VerbsSetup {
         let ports = prof.adapter.ports;
         let mut sim: Simulation<Ev> = Simulation::new();
         let node_ids = [ComponentId(0), ComponentId(1)];
-        let switch_id = ComponentId(2);
-        let mut nodes: Vec<Node> = (0..2).map(|i| Node::new(i, prof.clone(), switch_id, (i * ports) as u16)).collect();
+        // Components: nodes 0 and 1, then the switch(es), then the wide-area path.
+        let sw = |i: u32| ComponentId(2 + i);
+        let (switch_of, mut switches) = match self.topology {
+            Topology::Lan => ([sw(0), sw(0)], vec![Switch::new(&prof.switch)]),
+            Topology::Wan { .. } => ([sw(0), sw(1)], vec![Switch::new(&prof.switch), Switch::new(&prof.switch)]),
+        };
+        let mut nodes: Vec<Node> = Vec::new();
+        for i in 0..2u32 {
+            let s = &mut switches[(switch_of[i as usize].0 - 2) as usize];
+            let base = s.ports.len() as u16;
+            for p in 0..ports {
+                s.add_node_port(i, node_ids[i as usize], p as u8, &prof.link);
+            }
+            nodes.push(Node::new(i, prof.clone(), switch_of[i as usize], base));
+        }
+        let wan = if let Topology::Wan { miles } = self.topology {
+            let w = prof.wan.as_ref().expect("validated");
+            let wan_id = ComponentId(4);
+            let link = w.ib_link(&prof.link);
+            let a = switches[0].add_uplink(wan_id, 0, &link);
+            let b = switches[1].add_uplink(wan_id, 1, &link);
+            Some(WanPath::new(w, miles, (sw(0), a), (sw(1), b)))
+        } else {
+            None
+        };
         for n in nodes.iter_mut() {
             for k in 0..self.procs_per_node {
                 n.add_proc(k);
             }
         }
-        let bidir = spec.kind == PatternKind::BiBandwidth;
+        let bidir = spec.kind.is_bidirectional();
+        let completions = spec.kind.needs_completions();
         let chans_per_pair = if bidir { 2 } else { 1 };
         for k in 0..self.procs_per_node {
             for d in 0..chans_per_pair {
@@ -151,8 +201,8 @@ impl VerbsSetup {
                     qa.push(nodes[0].add_qp(p, self.service, 1, p, ib));
                     qb.push(nodes[1].add_qp(p, self.service, 0, p, ia));
                 }
-                nodes[0].add_chan(chan, ChanEnd { qps: qa, ports: use_, proc: k as u16, next_msg: 0 });
-                nodes[1].add_chan(chan, ChanEnd { qps: qb, ports: use_, proc: k as u16, next_msg: 0 });
+                nodes[0].add_chan(chan, ChanEnd { qps: qa, ports: use_, proc: k as u16, next_msg: 0, completions });
+                nodes[1].add_chan(chan, ChanEnd { qps: qb, ports: use_, proc: k as u16, next_msg: 0, completions });
                 // Direction 0: node 0 initiates; direction 1 (bi-directional): node 1.
                 let (init, resp) = if d == 0 { (0, 1) } else { (1, 0) };
                 nodes[init].add_program(k as u16, Program::new(*spec, Role::Initiator, chan));
@@ -162,7 +212,12 @@ impl VerbsSetup {
         for n in nodes {
             sim.add(n);
         }
-        sim.add(Switch::new(&prof.switch, &prof.link, &node_ids, ports));
+        for s in switches {
+            sim.add(s);
+        }
+        if let Some(w) = wan {
+            sim.add(w);
+        }
         for id in node_ids {
             sim.schedule(id, 0, Ev::Start);
         }

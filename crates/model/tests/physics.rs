@@ -11,7 +11,7 @@ fn prof(id: &str) -> Profile {
 }
 
 fn setup(p: Profile, ports: Ports, procs: u32, service: Service) -> VerbsSetup {
-    VerbsSetup { profile: Arc::new(p), service, ports, procs_per_node: procs, max_events: 200_000_000 }
+    VerbsSetup { profile: Arc::new(p), topology: Topology::Lan, service, ports, procs_per_node: procs, max_events: 200_000_000 }
 }
 
 fn bw(p: Profile, size: u64) -> f64 {

@@ -96,6 +96,12 @@ pub enum PatternKind {
     Bandwidth,
     /// Both directions at once, each as [`PatternKind::Bandwidth`]; the sum is reported.
     BiBandwidth,
+    /// perftest-style bandwidth: `window` operations kept outstanding, a new one posted at
+    /// each local completion; `warmup` and `iterations` count operations. Bandwidth =
+    /// measured bytes / (last completion - completion of the last warm-up operation).
+    Pipelined,
+    /// Both directions at once, each as [`PatternKind::Pipelined`]; the sum is reported.
+    BiPipelined,
 }
 
 impl PatternKind {
@@ -105,7 +111,20 @@ impl PatternKind {
             PatternKind::Latency => "latency",
             PatternKind::Bandwidth => "bandwidth",
             PatternKind::BiBandwidth => "bibw",
+            PatternKind::Pipelined => "pipelined",
+            PatternKind::BiPipelined => "bipipelined",
         }
+    }
+
+    /// True for the two-direction variants.
+    pub fn is_bidirectional(self) -> bool {
+        matches!(self, PatternKind::BiBandwidth | PatternKind::BiPipelined)
+    }
+
+    /// True when the initiator is driven by local completions of every operation it posts
+    /// (engines must report them as [`Input::Completed`]).
+    pub fn needs_completions(self) -> bool {
+        matches!(self, PatternKind::Pipelined | PatternKind::BiPipelined)
     }
 }
 
@@ -217,6 +236,8 @@ impl Program {
             return;
         }
         match (self.spec.kind, self.role) {
+            (PatternKind::Pipelined | PatternKind::BiPipelined, Role::Initiator) => self.pipelined_initiator(now, input, out),
+            (PatternKind::Pipelined | PatternKind::BiPipelined, Role::Responder) => {}
             (PatternKind::Latency, Role::Initiator) => self.latency_initiator(now, input, out),
             (PatternKind::Latency, Role::Responder) => {
                 if let Input::Arrived { tag: TAG_DATA, .. } = input {
@@ -262,6 +283,37 @@ impl Program {
         out.push(Output::Post(self.data()));
     }
 
+    /// `iter` counts completions, `in_window` counts posts.
+    fn pipelined_initiator(&mut self, now: u64, input: Input, out: &mut Vec<Output>) {
+        let total = self.total_iters();
+        match input {
+            Input::Start => {
+                if self.spec.warmup == 0 {
+                    self.t_measure = Some(now);
+                }
+                while self.in_window < total && self.in_window < self.window() {
+                    self.in_window += 1;
+                    out.push(Output::Post(self.data()));
+                }
+            }
+            Input::Completed { tag: TAG_DATA, .. } => {
+                self.iter += 1;
+                if self.iter == self.spec.warmup {
+                    self.t_measure = Some(now);
+                }
+                if self.iter >= total {
+                    self.done = true;
+                    self.t_iter = now;
+                    out.push(Output::Done);
+                } else if self.in_window < total {
+                    self.in_window += 1;
+                    out.push(Output::Post(self.data()));
+                }
+            }
+            _ => {}
+        }
+    }
+
     fn bw_initiator(&mut self, now: u64, input: Input, out: &mut Vec<Output>) {
         let window_closed = match input {
             Input::Start => {
@@ -295,7 +347,11 @@ impl Program {
             (_, PatternKind::Latency) => Samples::Latency(self.latencies.clone()),
             _ => {
                 let start = self.t_measure.unwrap_or(self.t_iter);
-                let messages = self.spec.iterations as u64 * self.window() as u64;
+                let messages = if self.spec.kind.needs_completions() {
+                    self.spec.iterations as u64
+                } else {
+                    self.spec.iterations as u64 * self.window() as u64
+                };
                 Samples::Bandwidth { bytes: messages * self.spec.size, elapsed_ps: self.t_iter.saturating_sub(start), messages }
             }
         }
@@ -349,6 +405,21 @@ mod tests {
     fn read_latency_is_whole_operation() {
         match drive(spec(PatternKind::Latency, Op::RdmaRead), 1000) {
             Samples::Latency(v) => assert_eq!(v, vec![2000; 5]),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn pipelined_keeps_window_outstanding() {
+        // Completion 2 delays after posting; window 4: after the first 2 units of time a
+        // completion arrives every unit/4... drive() completes each op 2*delay later.
+        match drive(PatternSpec { kind: PatternKind::Pipelined, op: Op::RdmaRead, size: 8, window: 4, warmup: 4, iterations: 8 }, 500) {
+            Samples::Bandwidth { bytes, elapsed_ps, messages } => {
+                assert_eq!(messages, 8);
+                assert_eq!(bytes, 64);
+                // Windows of 4 complete together every 1000 ps: warm-up ends at 1000, 8 more take 2000.
+                assert_eq!(elapsed_ps, 2000);
+            }
             other => panic!("{other:?}"),
         }
     }

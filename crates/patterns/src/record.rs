@@ -32,6 +32,9 @@ pub struct ResultRecord {
     pub processes: u32,
     /// Message size in bytes.
     pub size_bytes: u64,
+    /// Wide-area loop length in miles (model runs over a WAN path).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub distance_miles: Option<f64>,
     /// Metric name: latency_us, bandwidth_MBps.
     pub metric: String,
     /// Value in the metric's unit.

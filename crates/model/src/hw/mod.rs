@@ -1,7 +1,9 @@
-//! Hardware: links, the switch, host buses, adapters and host CPUs.
+//! Hardware: links, switches, host buses, adapters and host CPUs, wide-area extenders.
 
 pub mod adapter_spec;
 pub mod bus;
+pub mod extender;
 pub mod link;
 pub mod switch;
 pub mod switch_spec;
+pub mod wan_spec;

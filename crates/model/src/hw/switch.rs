@@ -1,65 +1,120 @@
 //! The switch component: cut-through forwarding with a port-to-port latency and output
-//! queueing (one serialiser per output port).
+//! queueing (one serialiser per output port). Ports lead to node adapters or to a
+//! wide-area extender; a routing table maps destination (node, port) to an output.
 
 use crate::event::Ev;
 use crate::hw::link::LinkSpec;
 use crate::hw::switch_spec::SwitchSpec;
 use interlab_kernel::{Component, ComponentId, Ctx, Time};
+use std::collections::BTreeMap;
 
-/// One output port and what it is cabled to.
+/// What an output port is cabled to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Peer {
+    /// Adapter port `port` of a node component.
+    Node { id: ComponentId, port: u8 },
+    /// Input `port` of another packet element (range extender).
+    Element { id: ComponentId, port: u16 },
+}
+
+/// One output port.
 #[derive(Debug, Clone)]
 pub struct SwitchPort {
-    /// Node component on the far end.
-    pub node: ComponentId,
-    /// Adapter port on that node.
-    pub node_port: u8,
+    pub peer: Peer,
+    /// The cable's rate and length.
+    pub link: LinkSpec,
     /// When the output serialiser is free.
     free: Time,
     /// Busy picoseconds (utilisation).
     pub busy_ps: Time,
 }
 
-/// A single switch joining all node ports.
+/// A switch.
 pub struct Switch {
-    link: LinkSpec,
     latency_ps: Time,
-    /// Output ports indexed `node * ports_per_node + port`.
+    buffer_bytes: u64,
+    /// Output ports.
     pub ports: Vec<SwitchPort>,
-    ports_per_node: u32,
+    /// Destination (node index, adapter port) -> output port.
+    routes: BTreeMap<(u32, u8), usize>,
+    /// Output port for destinations not in `routes` (towards the other site).
+    uplink: Option<usize>,
     /// Packets forwarded.
     pub forwarded: u64,
+    /// Credit stalls signalled upstream.
+    pub stalls: u64,
 }
 
 impl Switch {
-    /// A switch with `nodes * ports_per_node` ports; `node_ids[i]` is node i's component.
-    pub fn new(spec: &SwitchSpec, link: &LinkSpec, node_ids: &[ComponentId], ports_per_node: u32) -> Self {
-        let mut ports = Vec::new();
-        for &node in node_ids {
-            for p in 0..ports_per_node {
-                ports.push(SwitchPort { node, node_port: p as u8, free: 0, busy_ps: 0 });
-            }
+    /// A switch with no ports yet.
+    pub fn new(spec: &SwitchSpec) -> Self {
+        Switch {
+            latency_ps: (spec.port_latency_ns * 1000.0).round() as Time,
+            buffer_bytes: spec.buffer_bytes,
+            ports: vec![],
+            routes: BTreeMap::new(),
+            uplink: None,
+            forwarded: 0,
+            stalls: 0,
         }
-        Switch { link: link.clone(), latency_ps: (spec.port_latency_ns * 1000.0).round() as Time, ports, ports_per_node, forwarded: 0 }
+    }
+
+    /// Adds a port towards adapter port `port` of node `node` (component `id`); returns its index.
+    pub fn add_node_port(&mut self, node: u32, id: ComponentId, port: u8, link: &LinkSpec) -> u16 {
+        self.ports.push(SwitchPort { peer: Peer::Node { id, port }, link: link.clone(), free: 0, busy_ps: 0 });
+        let idx = self.ports.len() - 1;
+        self.routes.insert((node, port), idx);
+        idx as u16
+    }
+
+    /// Adds the port that every non-local destination leaves by; returns its index.
+    pub fn add_uplink(&mut self, id: ComponentId, port: u16, link: &LinkSpec) -> u16 {
+        self.ports.push(SwitchPort { peer: Peer::Element { id, port }, link: link.clone(), free: 0, busy_ps: 0 });
+        let idx = self.ports.len() - 1;
+        self.uplink = Some(idx);
+        idx as u16
     }
 }
 
 impl Component<Ev> for Switch {
     fn handle(&mut self, ev: Ev, ctx: &mut Ctx<'_, Ev>) {
-        let Ev::PktAtSwitch { ser_ps, pkt, .. } = ev else {
-            unreachable!("only packets reach the switch");
+        let Ev::PktAtSwitch { in_port, ser_ps, pkt } = ev else {
+            unreachable!("only packets and credits reach a switch");
         };
         let now = ctx.now();
-        let out = (pkt.dst_node * self.ports_per_node + pkt.dst_port as u32) as usize;
-        let ser_out = self.link.ser_ps(pkt.wire_bytes);
+        let out = self
+            .routes
+            .get(&(pkt.dst_node, pkt.dst_port))
+            .copied()
+            .or(self.uplink)
+            .unwrap_or_else(|| panic!("switch: no route to node {} port {}", pkt.dst_node, pkt.dst_port));
         let port = &mut self.ports[out];
+        let ser_out = port.link.ser_ps(pkt.wire_bytes);
         // Cut-through: the header leaves after the port-to-port latency if the output is
         // free; the tail can never leave before it has arrived.
         let start = (now + self.latency_ps).max(port.free).max((now + ser_ps).saturating_sub(ser_out));
         port.free = start + ser_out;
         port.busy_ps += ser_out;
         self.forwarded += 1;
-        let arrive = start + ser_out + self.link.prop_ps();
-        let (node, node_port) = (port.node, port.node_port);
-        ctx.send_at(node, arrive, Ev::PktAtNode { port: node_port, pkt });
+        let prop = port.link.prop_ps();
+        // Credit-based link flow control: when more than the port buffer waits for this
+        // output, the sender on the input link gets no credit until it drains.
+        let buffer_ps = (self.buffer_bytes as f64 * ser_out as f64 / pkt.wire_bytes.max(1) as f64) as Time;
+        let backlog_end = port.free.saturating_sub(buffer_ps);
+        if backlog_end > now {
+            if let Some(up) = self.ports.get(in_port as usize) {
+                let back = up.link.prop_ps();
+                self.stalls += 1;
+                match up.peer {
+                    Peer::Node { id, port } => ctx.send_at(id, now + back, Ev::Stall { port: port as u16, until: backlog_end }),
+                    Peer::Element { id, port } => ctx.send_at(id, now + back, Ev::Stall { port, until: backlog_end }),
+                }
+            }
+        }
+        let port = &self.ports[out];
+        match port.peer {
+            Peer::Node { id, port } => ctx.send_at(id, start + ser_out + prop, Ev::PktAtNode { port, pkt }),
+            Peer::Element { id, port } => ctx.send_at(id, start + prop, Ev::PktAtSwitch { in_port: port, ser_ps: ser_out, pkt }),
+        }
     }
 }
