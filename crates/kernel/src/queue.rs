@@ -39,9 +39,18 @@ impl Key {
 
 /// Min-queue of events; equal times pop in insertion order (FIFO), which makes runs
 /// deterministic.
+///
+/// Popping takes the payload out of the root but leaves the root's key in place (the root
+/// is then *vacant*); the next push drops its key into the vacant root and sifts it down,
+/// so the usual "handle one event, schedule one more" step costs one sift instead of two.
+/// If a pop comes first, the vacant root is removed the ordinary way. Either way the order
+/// of pops is the same: it is fixed by the keys, which are unique.
 #[derive(Debug)]
 pub struct EventQueue<E> {
+    /// 4-ary min-heap on [`Key::rank`]; if `vacant_root`, `heap[0]` is the stale key of an
+    /// event already popped and only the subtrees below it are heaps.
     heap: Vec<Key>,
+    vacant_root: bool,
     slab: Vec<Option<E>>,
     free: Vec<u32>,
     next_seq: u64,
@@ -56,7 +65,7 @@ impl<E> Default for EventQueue<E> {
 impl<E> EventQueue<E> {
     /// An empty queue.
     pub fn new() -> Self {
-        EventQueue { heap: Vec::new(), slab: Vec::new(), free: Vec::new(), next_seq: 0 }
+        EventQueue { heap: Vec::new(), vacant_root: false, slab: Vec::new(), free: Vec::new(), next_seq: 0 }
     }
 
     /// Schedules `event` at absolute time `time` (picoseconds); returns its sequence number.
@@ -75,65 +84,83 @@ impl<E> EventQueue<E> {
         };
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.heap.push(Key { time, seq, slot });
-        self.sift_up(self.heap.len() - 1);
+        let key = Key { time, seq, slot };
+        if self.vacant_root {
+            self.vacant_root = false;
+            self.sift_down_to_bottom(key);
+        } else {
+            self.heap.push(key);
+            self.sift_up(self.heap.len() - 1);
+        }
         seq
     }
 
     /// Removes and returns the earliest event (ties: lowest sequence number).
     #[inline]
     pub fn pop(&mut self) -> Option<Scheduled<E>> {
-        if self.heap.is_empty() {
-            return None;
-        }
-        Some(self.pop_nonempty())
+        self.pop_until(Time::MAX)
     }
 
     /// Removes and returns the earliest event if it fires at or before `until`.
     #[inline]
     pub(crate) fn pop_until(&mut self, until: Time) -> Option<Scheduled<E>> {
-        match self.heap.first() {
-            Some(k) if k.time <= until => Some(self.pop_nonempty()),
-            _ => None,
+        self.settle();
+        let top = *self.heap.first()?;
+        if top.time > until {
+            return None;
         }
+        let event = self.slab[top.slot as usize].take().expect("slab slot filled for queued key");
+        self.free.push(top.slot);
+        self.vacant_root = true;
+        Some(Scheduled { time: top.time, seq: top.seq, event })
     }
 
     /// Time of the earliest event, if any.
     #[inline]
     pub fn peek_time(&self) -> Option<Time> {
-        self.heap.first().map(|k| k.time)
+        if self.vacant_root {
+            // The earliest is among the root's children.
+            self.heap.iter().skip(1).take(D).map(|k| k.time).min()
+        } else {
+            self.heap.first().map(|k| k.time)
+        }
     }
 
     /// Number of pending events.
     #[inline]
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.heap.len() - usize::from(self.vacant_root)
     }
 
     /// True when no event is pending.
     #[inline]
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.len() == 0
     }
 
-    /// Pops the root; the heap must not be empty.
+    /// Removes a vacant root, if any, so that `heap[0]` is the earliest pending event.
     #[inline]
-    fn pop_nonempty(&mut self) -> Scheduled<E> {
-        let top = self.heap[0];
-        let last = self.heap.pop().expect("heap not empty");
-        if !self.heap.is_empty() {
-            self.sift_down_from_root(last);
+    fn settle(&mut self) {
+        if self.vacant_root {
+            self.vacant_root = false;
+            let last = self.heap.pop().expect("a vacant root is in the heap");
+            if !self.heap.is_empty() {
+                self.sift_down_to_bottom(last);
+            }
         }
-        let event = self.slab[top.slot as usize].take().expect("slab slot filled for queued key");
-        self.free.push(top.slot);
-        Scheduled { time: top.time, seq: top.seq, event }
     }
 
     /// Moves the key at `pos` up to its place.
     #[inline]
-    fn sift_up(&mut self, mut pos: usize) {
-        let heap = &mut self.heap[..];
-        let key = heap[pos];
+    fn sift_up(&mut self, pos: usize) {
+        let key = self.heap[pos];
+        Self::rise(&mut self.heap, pos, key);
+    }
+
+    /// Puts `key` at `pos` (a hole: its old content is dropped) or above, restoring the heap
+    /// on the path from `pos` to the root.
+    #[inline(always)]
+    fn rise(heap: &mut [Key], mut pos: usize, key: Key) {
         let rank = key.rank();
         while pos > 0 {
             let parent = (pos - 1) / D;
@@ -146,48 +173,82 @@ impl<E> EventQueue<E> {
         heap[pos] = key;
     }
 
-    /// Puts `key` at the (vacated) root and restores the heap: the hole walks down along
-    /// least children to a leaf, then `key` rises from there (Floyd's bottom-up variant;
-    /// `key` came from the last leaf so it rarely rises far).
+    /// Index of the least of the `D` children starting at `first` (all present).
+    #[inline(always)]
+    fn least_of_full(heap: &[Key], first: usize) -> usize {
+        let c: &[Key; D] = heap[first..first + D].try_into().expect("D children");
+        let mut r = [(0usize, 0u128); D];
+        for i in 0..D { r[i] = (i, c[i].rank()); }
+        let mut w = D;
+        while w > 1 {
+            for i in 0..w / 2 {
+                let (a, b) = (r[2 * i], r[2 * i + 1]);
+                r[i] = if b.1 < a.1 { b } else { a };
+            }
+            w /= 2;
+        }
+        first + r[0].0
+    }
+
+    /// Index of the least of the children from `first` to the end of the heap (fewer than `D`).
+    #[inline(always)]
+    fn least_of_partial(heap: &[Key], first: usize) -> usize {
+        let mut m = first;
+        for i in first + 1..heap.len() {
+            if heap[i].rank() < heap[m].rank() {
+                m = i;
+            }
+        }
+        m
+    }
+
+    /// Puts `key` at the vacant root and sifts it down (top-down: stops as soon as `key` is
+    /// no later than the least child, cheap for events due soon).
     #[inline]
-    fn sift_down_from_root(&mut self, key: Key) {
+    fn sift_down(&mut self, key: Key) {
+        let heap = &mut self.heap[..];
+        let n = heap.len();
+        let rank = key.rank();
+        let mut pos = 0;
+        loop {
+            let first = D * pos + 1;
+            let m = if first + D <= n {
+                Self::least_of_full(heap, first)
+            } else if first < n {
+                Self::least_of_partial(heap, first)
+            } else {
+                break;
+            };
+            if rank <= heap[m].rank() {
+                break;
+            }
+            heap[pos] = heap[m];
+            pos = m;
+        }
+        heap[pos] = key;
+    }
+
+    /// Puts `key` at the root (vacant) and restores the heap bottom-up: the hole walks down
+    /// along least children to a leaf, then `key` rises from there (Floyd; `key` came from
+    /// the last leaf so it rarely rises far).
+    #[inline]
+    fn sift_down_to_bottom(&mut self, key: Key) {
         let heap = &mut self.heap[..];
         let n = heap.len();
         let mut pos = 0;
         loop {
             let first = D * pos + 1;
-            if first + D <= n {
-                // All D children present: pick the least without branches.
-                let c = &heap[first..first + D];
-                let (a, ra) = if c[1].rank() < c[0].rank() { (1, c[1].rank()) } else { (0, c[0].rank()) };
-                let (b, rb) = if c[3].rank() < c[2].rank() { (3, c[3].rank()) } else { (2, c[2].rank()) };
-                let m = if rb < ra { b } else { a };
-                heap[pos] = heap[first + m];
-                pos = first + m;
+            let m = if first + D <= n {
+                Self::least_of_full(heap, first)
+            } else if first < n {
+                Self::least_of_partial(heap, first)
             } else {
-                if first < n {
-                    let mut m = first;
-                    for i in first + 1..n {
-                        if heap[i].rank() < heap[m].rank() {
-                            m = i;
-                        }
-                    }
-                    heap[pos] = heap[m];
-                    pos = m;
-                }
                 break;
-            }
+            };
+            heap[pos] = heap[m];
+            pos = m;
         }
-        let rank = key.rank();
-        while pos > 0 {
-            let parent = (pos - 1) / D;
-            if heap[parent].rank() <= rank {
-                break;
-            }
-            heap[pos] = heap[parent];
-            pos = parent;
-        }
-        heap[pos] = key;
+        Self::rise(heap, pos, key);
     }
 }
 

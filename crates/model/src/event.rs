@@ -22,8 +22,8 @@ pub enum Ev {
     WqeFetched { qp: u32, wr: Wr },
     /// A responder job is ready for the send engine.
     RespReady { qp: u32, job: RespJob },
-    /// A prepared packet left its port: the engine may prepare another.
-    TxSlot,
+    /// Prepared packets left their port: the engine may prepare more.
+    TxSlot { packets: u32 },
     /// Link-level flow control: the receiver of the link behind local port `port` has no
     /// buffer credit for new packets until `until` (picoseconds).
     Stall { port: u16, until: Time },

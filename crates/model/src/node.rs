@@ -41,6 +41,17 @@ pub struct ChanEnd {
     pub completions: bool,
 }
 
+/// Packets to send as one train when `left` packets of a message remain: whole trains only
+/// in the bulk of long messages, single packets for short messages and message tails, so
+/// interleaving between queue pairs stays packet-grained wherever it can matter.
+fn train_len(train_max: u64, left: u64) -> u64 {
+    if left >= 4 * train_max {
+        train_max
+    } else {
+        1
+    }
+}
+
 /// Bytes of the control message sent after each stripe.
 pub const STRIPE_CTRL_BYTES: u64 = 16;
 
@@ -89,6 +100,8 @@ pub struct Node {
     next_wr: u64,
     /// Counters.
     pub stats: NodeStats,
+    /// Most packets the send engine hands on as one train (see [`Node::send_one`]).
+    pub train_max: u64,
     out: Vec<Output>,
 }
 
@@ -97,6 +110,9 @@ impl Node {
     pub fn new(index: u32, prof: Arc<Profile>, switch: ComponentId, switch_port_base: u16) -> Self {
         let cores = prof.host.cores as usize;
         let ports = prof.adapter.ports as usize;
+        // Trains small enough that every port keeps one train on the wire while the next
+        // is fetched: prefetch depth / (2 x ports).
+        let train_max = (prof.adapter.tx_depth as u64 / (2 * prof.adapter.ports as u64)).max(1);
         Node {
             index,
             bus: Bus::new(&prof.bus),
@@ -116,6 +132,7 @@ impl Node {
             completion_parts: BTreeMap::new(),
             next_wr: 0,
             stats: NodeStats { core_busy_ps: vec![0; cores], ..Default::default() },
+            train_max,
             out: Vec::new(),
         }
     }
@@ -240,7 +257,8 @@ impl Node {
         let a = &self.prof.adapter;
         let (depth, unacked, rd) = (a.tx_depth, a.rc_max_unacked_packets, a.max_rd_atomic);
         let n = self.qps.len();
-        while self.tx_inflight < depth {
+        // Wait for room for a whole train: partial trains would only fragment the pipeline.
+        while self.tx_inflight as u64 + self.train_max <= depth as u64 {
             let Some(q) = (0..n).map(|k| (self.rr + k) % n).find(|&q| self.qps[q].can_send(unacked, rd)) else {
                 break;
             };
@@ -249,13 +267,20 @@ impl Node {
         }
     }
 
+    /// Hands the engine the next packets of QP `q`: a *train* of up to [`Node::train_max`]
+    /// consecutive packets of one message, processed and sent back to back. Every packet
+    /// keeps its own headers, framing, engine time and PSN; only the events are shared.
     fn send_one(&mut self, q: usize, ctx: &mut Ctx<'_, Ev>) {
         let now = ctx.now();
         let prof = self.prof.clone();
         let (a, mtu) = (&prof.adapter, prof.link.mtu_bytes as u64);
+        let train_max = self.train_max;
         let qp = &mut self.qps[q];
-        let mut engine = ns(a.tx_packet_ns);
-        let (kind, payload, wr_id, meta, psn, ack_req, atomic_rmw);
+        let service = qp.service;
+        let mut engine = 0;
+        // (kind, payload) of each packet in the train.
+        let mut pkts: Vec<(Kind, u64)> = Vec::new();
+        let (wr_id, meta, psn, ack_req, atomic_rmw);
         let mut local_done = None;
         if let Some(job) = qp.resp.front_mut() {
             // Responder traffic first: read responses and atomic ACKs.
@@ -269,58 +294,78 @@ impl Node {
             match job.kind {
                 RespKind::Read { len } => {
                     let total = len.div_ceil(mtu).max(1);
-                    let first = job.sent == 0;
-                    payload = (len - job.sent * mtu).min(mtu);
-                    job.sent += 1;
-                    let last = job.sent == total;
-                    kind = Kind::ReadResp { first, last };
+                    let k = train_len(train_max, total - job.sent);
+                    for j in 0..k {
+                        let i = job.sent + j;
+                        pkts.push((Kind::ReadResp { first: i == 0, last: i + 1 == total }, (len - i * mtu).min(mtu)));
+                    }
+                    job.sent += k;
                     atomic_rmw = false;
-                    if last {
+                    if job.sent == total {
                         qp.resp.pop_front();
                     }
                 }
                 RespKind::Atomic => {
-                    kind = Kind::AtomicAck;
-                    payload = 0;
+                    pkts.push((Kind::AtomicAck, 0));
                     atomic_rmw = true;
                     qp.resp.pop_front();
                 }
             }
         } else {
+            let window_room = if service == Service::Rc {
+                (a.rc_max_unacked_packets as u64).saturating_sub(qp.next_psn - qp.acked_psn).max(1)
+            } else {
+                u64::MAX
+            };
             let head = qp.sq.front_mut().expect("can_send checked");
             if head.sent == 0 {
                 engine += ns(a.tx_wqe_ns);
             }
             let wr = head.wr;
-            let first = head.sent == 0;
-            head.sent += 1;
+            let k = train_len(train_max, head.packets - head.sent).min(window_room);
+            for j in 0..k {
+                let i = head.sent + j;
+                let (first, last) = (i == 0, i + 1 == head.packets);
+                pkts.push(match wr.op {
+                    Op::Send | Op::RdmaWrite => (Kind::Data { op: wr.op, first, last }, (wr.bytes - i * mtu).min(mtu)),
+                    Op::RdmaRead => (Kind::ReadReq { len: wr.bytes }, 0),
+                    Op::FetchAdd | Op::CmpSwap => (Kind::AtomicReq, 0),
+                });
+            }
+            head.sent += k;
             let last = head.sent == head.packets;
             wr_id = wr.id;
             meta = wr.meta;
             atomic_rmw = false;
-            (kind, payload) = match wr.op {
-                Op::Send | Op::RdmaWrite => (Kind::Data { op: wr.op, first, last }, (wr.bytes - (head.sent - 1) * mtu).min(mtu)),
-                Op::RdmaRead => (Kind::ReadReq { len: wr.bytes }, 0),
-                Op::FetchAdd | Op::CmpSwap => (Kind::AtomicReq, 0),
-            };
-            psn = qp.next_psn;
-            qp.next_psn += 1;
+            let first_psn = qp.next_psn;
+            psn = first_psn + k - 1;
+            qp.next_psn += k;
             // The requester asks for an ACK on the last packet of a message and every half
             // window, so a long message never stalls on its own window.
             let half = (a.rc_max_unacked_packets as u64 / 2).max(1);
-            ack_req = qp.service == Service::Rc && (last || (psn + 1) % half == 0);
+            ack_req = service == Service::Rc && (last || (first_psn / half != (psn + 1) / half));
             if last {
                 qp.sq.pop_front();
                 if wr.op.is_request_response() {
                     qp.reads_out += 1;
                 }
-                if qp.service == Service::Rc && !wr.op.is_request_response() {
+                if service == Service::Rc && !wr.op.is_request_response() {
                     qp.unacked.push_back((psn, wr));
                 }
-                local_done = (qp.service != Service::Rc && !wr.op.is_request_response()).then_some(wr.meta);
+                local_done = (service != Service::Rc && !wr.op.is_request_response()).then_some(wr.meta);
             }
         }
-        let (service, port, dst_node, dst_port, dst_qp) = (qp.service, qp.port, qp.remote_node, qp.remote_port, qp.remote_qp);
+        let count = pkts.len() as u64;
+        engine += count * ns(a.tx_packet_ns);
+        let payload: u64 = pkts.iter().map(|p| p.1).sum();
+        let wire: u64 = pkts.iter().map(|&(k, p)| packet_bytes(ext_bytes(k, service), p)).sum();
+        // The train is described by its first and last packets.
+        let kind = match (pkts[0].0, pkts[pkts.len() - 1].0) {
+            (Kind::Data { op, first, .. }, Kind::Data { last, .. }) => Kind::Data { op, first, last },
+            (Kind::ReadResp { first, .. }, Kind::ReadResp { last, .. }) => Kind::ReadResp { first, last },
+            (k, _) => k,
+        };
+        let (port, dst_node, dst_port, dst_qp) = (qp.port, qp.remote_node, qp.remote_port, qp.remote_qp);
         // Send engine, then the payload's DMA read, then the port.
         let start = now.max(self.tx_engine_free);
         self.tx_engine_free = start + engine;
@@ -332,16 +377,15 @@ impl Node {
             ready = self.bus.dma_read(ready, 8);
             self.bus.dma_write(ready, 8);
         }
-        let wire = packet_bytes(ext_bytes(kind, service), payload);
-        let ser = prof.link.ser_ps(wire);
+        let ser = prof.link.ser_ps(wire, count);
         let depart = ready.max(self.port_free[port as usize]);
         self.port_free[port as usize] = depart + ser;
-        let pkt = Packet { dst_node, dst_port, dst_qp, kind, service, psn, ack_req, payload, wire_bytes: wire, wr_id, meta };
+        let pkt = Packet { dst_node, dst_port, dst_qp, kind, service, psn, ack_req, payload, wire_bytes: wire, count: count as u32, wr_id, meta };
         ctx.send_at(self.switch, depart + prof.link.prop_ps(), Ev::PktAtSwitch { in_port: self.switch_port_base + port as u16, ser_ps: ser, pkt });
-        self.stats.packets_sent += 1;
+        self.stats.packets_sent += count;
         self.stats.payload_bytes_sent += payload;
-        self.tx_inflight += 1;
-        ctx.send_at(ctx.me(), depart + ser, Ev::TxSlot);
+        self.tx_inflight += count as u32;
+        ctx.send_at(ctx.me(), depart + ser, Ev::TxSlot { packets: count as u32 });
         if let Some(meta) = local_done {
             ctx.send_at(ctx.me(), depart + ser, Ev::LocalDone { meta });
         }
@@ -352,7 +396,7 @@ impl Node {
         let qp = &self.qps[q];
         let kind = Kind::Ack;
         let wire = packet_bytes(ext_bytes(kind, qp.service), 0);
-        let ser = self.prof.link.ser_ps(wire);
+        let ser = self.prof.link.ser_ps(wire, 1);
         let port = qp.port as usize;
         let depart = t.max(self.port_free[port]);
         self.port_free[port] = depart + ser;
@@ -366,6 +410,7 @@ impl Node {
             ack_req: false,
             payload: 0,
             wire_bytes: wire,
+            count: 1,
             wr_id: 0,
             meta: MsgMeta { chan: 0, tag: 0, msg_id: 0, parts: 1, bytes: 0, notify: false },
         };
@@ -415,9 +460,9 @@ impl Node {
         let now = ctx.now();
         let prof = self.prof.clone();
         let a = &prof.adapter;
-        self.stats.packets_received += 1;
+        self.stats.packets_received += pkt.count as u64;
         let start = now.max(self.rx_engine_free);
-        let mut t = start + ns(a.rx_packet_ns);
+        let mut t = start + pkt.count as u64 * ns(a.rx_packet_ns);
         let q = pkt.dst_qp as usize;
         match pkt.kind {
             Kind::Data { op, first, last } => {
@@ -502,8 +547,8 @@ impl Component<Ev> for Node {
                 self.qps[qp as usize].resp.push_back(job);
                 self.pump_tx(ctx);
             }
-            Ev::TxSlot => {
-                self.tx_inflight -= 1;
+            Ev::TxSlot { packets } => {
+                self.tx_inflight -= packets;
                 self.pump_tx(ctx);
             }
             Ev::PktAtNode { pkt, .. } => self.receive(pkt, ctx),

@@ -56,6 +56,9 @@ pub struct VerbsSetup {
     pub procs_per_node: u32,
     /// Stop after this many events (guards against a scenario that never ends).
     pub max_events: u64,
+    /// Let adapters send the bulk of long messages as packet trains (fewer events, same
+    /// per-packet accounting); false simulates every packet as its own event.
+    pub trains: bool,
 }
 
 /// An invalid combination, explained.
@@ -159,7 +162,11 @@ impl VerbsSetup {
             for p in 0..ports {
                 s.add_node_port(i, node_ids[i as usize], p as u8, &prof.link);
             }
-            nodes.push(Node::new(i, prof.clone(), switch_of[i as usize], base));
+            let mut n = Node::new(i, prof.clone(), switch_of[i as usize], base);
+            if !self.trains {
+                n.train_max = 1;
+            }
+            nodes.push(n);
         }
         let wan = if let Topology::Wan { miles } = self.topology {
             let w = prof.wan.as_ref().expect("validated");

@@ -6,15 +6,25 @@
 //! socket calls, the model into work requests on simulated adapters; neither re-implements
 //! warm-up, windows, replies or what is measured.
 
+mod confidence;
 mod program;
 mod record;
+mod record_ext;
 mod stats;
+mod stream;
+mod txn;
+mod workload;
 
 pub use program::{
     Input, Message, Op, Output, PatternKind, PatternSpec, Program, Role, Samples, REPLY_BYTES, TAG_DATA, TAG_REPLY,
 };
 pub use record::{ResultRecord, RECORD_SCHEMA};
 pub use stats::Summary;
+pub use confidence::{t_quantile, ConfidenceRule, Interval};
+pub use record_ext::{ConfidenceReport, CpuUsage, ExtendedRecord, HostFacts, LiveFields};
+pub use stream::{StreamReceiver, StreamSender, StreamSpec};
+pub use txn::{TxnInitiator, TxnInput, TxnKind, TxnOutput, TxnResponder, TxnSpec};
+pub use workload::{Base, ChannelPlan, Report, Side, Workload, WorkloadKind};
 
 /// Message sizes for sweeps: powers of two from `lo` to `hi` bytes inclusive.
 pub fn pow2_sizes(lo: u64, hi: u64) -> Vec<u64> {

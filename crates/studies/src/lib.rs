@@ -4,6 +4,7 @@
 
 mod catalog;
 mod claimcalc;
+mod ibwan;
 mod pcie;
 mod reproduce;
 

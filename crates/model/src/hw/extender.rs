@@ -56,7 +56,7 @@ impl Component<Ev> for WanPath {
         let dir = (in_port as usize).min(1);
         // Store and forward: the whole packet is in the extender before it is framed.
         let ready = ctx.now() + ser_ps;
-        let dur = ((pkt.wire_bytes + self.encap_bytes) as f64 * self.ps_per_byte).ceil() as Time;
+        let dur = ((pkt.wire_bytes + pkt.count as u64 * self.encap_bytes) as f64 * self.ps_per_byte).ceil() as Time;
         let start = ready.max(self.free[dir]);
         self.free[dir] = start + dur;
         self.packets[dir] += 1;

@@ -83,9 +83,10 @@ impl LinkSpec {
         self.lane_gbps * 1000.0 * self.lanes as f64 * self.code.efficiency()
     }
 
-    /// Picoseconds to serialise `bytes` (plus per-packet framing) onto the wire.
-    pub fn ser_ps(&self, packet_bytes: u64) -> Time {
-        let bits = (packet_bytes + self.framing_bytes as u64) as f64 * 8.0;
+    /// Picoseconds to serialise `packets` packets totalling `packet_bytes` (plus
+    /// per-packet framing) onto the wire.
+    pub fn ser_ps(&self, packet_bytes: u64, packets: u64) -> Time {
+        let bits = (packet_bytes + packets * self.framing_bytes as u64) as f64 * 8.0;
         (bits / self.data_mbps() * 1e6).ceil() as Time
     }
 
@@ -103,7 +104,7 @@ mod tests {
     fn sdr_4x_is_one_byte_per_ns() {
         let l = LinkSpec { lane_gbps: 2.5, lanes: 4, code: LineCode::B8B10, mtu_bytes: 2048, framing_bytes: 0, cable_m: 2.0, prop_ns_per_m: 5.0 };
         assert_eq!(l.data_mbps(), 8000.0);
-        assert_eq!(l.ser_ps(2048), 2_048_000);
+        assert_eq!(l.ser_ps(2048, 1), 2_048_000);
         assert_eq!(l.prop_ps(), 10_000);
     }
 }

@@ -89,7 +89,7 @@ impl Component<Ev> for Switch {
             .or(self.uplink)
             .unwrap_or_else(|| panic!("switch: no route to node {} port {}", pkt.dst_node, pkt.dst_port));
         let port = &mut self.ports[out];
-        let ser_out = port.link.ser_ps(pkt.wire_bytes);
+        let ser_out = port.link.ser_ps(pkt.wire_bytes, pkt.count as u64);
         // Cut-through: the header leaves after the port-to-port latency if the output is
         // free; the tail can never leave before it has arrived.
         let start = (now + self.latency_ps).max(port.free).max((now + ser_ps).saturating_sub(ser_out));

@@ -87,8 +87,12 @@ pub struct Packet {
     pub ack_req: bool,
     /// Payload bytes.
     pub payload: u64,
-    /// Bytes on the wire before physical framing.
+    /// Bytes on the wire before physical framing (all packets of the train).
     pub wire_bytes: u64,
+    /// Packets in this train (consecutive packets of one message sent back to back; 1 for
+    /// control packets). `psn` is the last one's; `kind` says whether the train holds the
+    /// message's first and last packets.
+    pub count: u32,
     /// Work request id at the requester (responses echo it).
     pub wr_id: u64,
     pub meta: MsgMeta,

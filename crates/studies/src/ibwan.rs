@@ -1,0 +1,115 @@
+//! The ib-wan study (Yu, Rao, Vetter 2008): InfiniBand transports over IB-over-SONET
+//! range extenders at 1400 and 8600 miles. Figures 4-10 (verbs) and a distance sweep the
+//! study did not draw; the MPI figures 11-15 come with the MPI layer.
+
+use crate::catalog::{FigureDef, StudyDef};
+use crate::claimcalc::{boolean, num, peak, series, smallest, Computed, FigureResults};
+use interlab_report::Scale;
+
+macro_rules! fig {
+    ($id:literal, $title:literal, $y:expr, $x:expr, $xl:expr) => {
+        FigureDef {
+            id: $id,
+            title: $title,
+            spec: include_str!(concat!("../../../studies/ib-wan/", $id, ".toml")),
+            spec_path: concat!("studies/ib-wan/", $id, ".toml"),
+            x_label: $xl,
+            y_label: $y,
+            x_scale: $x,
+            y_scale: Scale::Linear,
+        }
+    };
+}
+
+const SIZE: &str = "Message size (bytes)";
+
+/// The study definition.
+pub fn study() -> StudyDef {
+    const LAT: &str = "Latency (us)";
+    const BW: &str = "Bandwidth (MB/s)";
+    StudyDef {
+        id: "ib-wan",
+        title: "InfiniBand transports over wide-area extenders (ib-wan)",
+        summary: "Two nodes on their own switches joined by IB-over-SONET range extenders over an OC-192 loop. \
+                  One-way delay grows with loop length (fitted once to the two given latencies, then used at every \
+                  distance). RC completes a work request only when its ACK returns, so perftest's 128 outstanding \
+                  operations bound a single RC QP to 128 messages per round trip; UC and UD complete locally and \
+                  fill the path; RDMA read is bound by 4 outstanding reads per QP.",
+        figures: vec![
+            fig!("fig4", "Send/receive latency, RC, UC, UD", LAT, Scale::Log2, SIZE),
+            fig!("fig5", "RDMA write and read latency", LAT, Scale::Log2, SIZE),
+            fig!("fig6", "Send/receive bandwidth, RC, UC, UD", BW, Scale::Log2, SIZE),
+            fig!("fig7", "RDMA write and read bandwidth", BW, Scale::Log2, SIZE),
+            fig!("fig8", "Bi-directional send/receive bandwidth", BW, Scale::Log2, SIZE),
+            fig!("fig9", "Bi-directional RDMA write bandwidth", BW, Scale::Log2, SIZE),
+            fig!("fig10", "RC RDMA write with 1, 2, 4 QPs at 8600 miles", BW, Scale::Log2, SIZE),
+            fig!("distance", "Bandwidth against distance at 1 MiB (not in the study)", BW, Scale::Linear, "Loop length (miles)"),
+        ],
+        claims,
+    }
+}
+
+fn peak_over(r: &FigureResults, fig: &str, labels: &[&str]) -> Result<(f64, String, Option<f64>), String> {
+    let mut best = (f64::NAN, String::new(), None);
+    for l in labels {
+        let (v, note) = peak(series(r, fig, l)?);
+        if best.0.is_nan() || v > best.0 {
+            best = (v, note, None);
+        }
+    }
+    Ok(best)
+}
+
+fn claims(r: &FigureResults) -> Vec<Computed> {
+    let ms = |fig: &'static str, label: &'static str| {
+        move || smallest(series(r, fig, label)?).map(|(v, n, x)| (v / 1000.0, format!("{n}, in ms"), x))
+    };
+    let mut v = vec![
+        num("wan.lat.sr_1400", ms("fig4", "RC 1400 mi")),
+        num("wan.lat.sr_8600", ms("fig4", "RC 8600 mi")),
+    ];
+    v.push(boolean("wan.lat.read_twice", || {
+        let mut notes = vec![];
+        let mut ok = true;
+        for d in ["1400", "8600"] {
+            let w = smallest(series(r, "fig5", &format!("RDMA write {d} mi"))?)?.0;
+            let rd = smallest(series(r, "fig5", &format!("RDMA read {d} mi"))?)?.0;
+            let ratio = rd / w;
+            ok &= (ratio - 2.0).abs() / 2.0 <= 0.15;
+            notes.push(format!("{d} mi: read/write = {ratio:.3}"));
+        }
+        Ok((ok, notes.join("; ")))
+    }));
+    v.push(num("wan.bw.uc_sr_peak", || peak_over(r, "fig6", &["UC 1400 mi", "UC 8600 mi"])));
+    v.push(num("wan.bw.rc_sr_peak_1400", || peak_over(r, "fig6", &["RC 1400 mi"])));
+    v.push(num("wan.bw.rc_sr_peak_8600", || peak_over(r, "fig6", &["RC 8600 mi"])));
+    v.push(boolean("wan.bw.rc_needs_1mb_at_8600", || {
+        let s = series(r, "fig6", "RC 8600 mi")?;
+        let pk = s.max();
+        let first_good = s.points.iter().find(|p| p.1 > 0.8 * pk).map(|p| p.0).ok_or("empty series")?;
+        Ok((first_good >= 1 << 20, format!("first size above 80% of the {pk:.0} MB/s peak: {first_good} B")))
+    }));
+    v.push(boolean("wan.bw.read_poor", || {
+        let w = series(r, "fig7", "RC write 8600 mi")?.max();
+        let rd = series(r, "fig7", "RC read 8600 mi")?.max();
+        Ok((rd < 0.5 * w, format!("8600 mi peaks: read {rd:.0} MB/s, write {w:.0} MB/s")))
+    }));
+    v.push(boolean("wan.bw.rc_write_beats_rc_sr", || {
+        let w = series(r, "fig7", "RC write 8600 mi")?;
+        let s = series(r, "fig6", "RC 8600 mi")?;
+        let mut best: (f64, u64) = (f64::NEG_INFINITY, 0);
+        for &(z, bw) in w.points.iter().filter(|p| (4096..=(512 << 10)).contains(&p.0)) {
+            let sr = s.at(z).ok_or(format!("send/receive lacks {z} B"))?;
+            let gain = bw / sr - 1.0;
+            if gain > best.0 {
+                best = (gain, z);
+            }
+        }
+        Ok((best.0 > 0.05, format!("largest RC write gain over RC send/receive at 4 KiB-512 KiB, 8600 mi: {:+.1}% at {} B", best.0 * 100.0, best.1)))
+    }));
+    v.push(num("wan.bibw.uc_ud_peak", || peak_over(r, "fig8", &["UC 1400 mi", "UC 8600 mi", "UD 1400 mi", "UD 8600 mi"])));
+    v.push(num("wan.bibw.rc_peak", || peak_over(r, "fig8", &["RC 1400 mi", "RC 8600 mi"])));
+    v.push(num("wan.qp4.uni_8600", || peak_over(r, "fig10", &["4 QPs"])));
+    v.push(num("wan.qp4.bi_8600", || peak_over(r, "fig10", &["4 QPs bi-directional"])));
+    v
+}
