@@ -87,7 +87,7 @@ impl<E> EventQueue<E> {
         let key = Key { time, seq, slot };
         if self.vacant_root {
             self.vacant_root = false;
-            self.sift_down_to_bottom(key);
+            self.sift_down(key);
         } else {
             self.heap.push(key);
             self.sift_up(self.heap.len() - 1);

@@ -7,7 +7,7 @@ use crate::{Interval, ResultRecord};
 use serde::{Deserialize, Serialize};
 
 /// Facts about a host, as far as they are readable.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HostFacts {
     pub hostname: String,
     /// Kernel release (`uname -r`).

@@ -17,6 +17,8 @@ pub struct FigureDef {
     pub y_label: &'static str,
     pub x_scale: Scale,
     pub y_scale: Scale,
+    /// Plotted y = series value / `y_div` (e.g. 1000 to draw microseconds as milliseconds).
+    pub y_div: f64,
 }
 
 /// A study: figures plus the claim computations.

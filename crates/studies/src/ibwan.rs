@@ -8,6 +8,9 @@ use interlab_report::Scale;
 
 macro_rules! fig {
     ($id:literal, $title:literal, $y:expr, $x:expr, $xl:expr) => {
+        fig!($id, $title, $y, $x, $xl, 1.0)
+    };
+    ($id:literal, $title:literal, $y:expr, $x:expr, $xl:expr, $div:expr) => {
         FigureDef {
             id: $id,
             title: $title,
@@ -17,6 +20,7 @@ macro_rules! fig {
             y_label: $y,
             x_scale: $x,
             y_scale: Scale::Linear,
+            y_div: $div,
         }
     };
 }
@@ -25,7 +29,7 @@ const SIZE: &str = "Message size (bytes)";
 
 /// The study definition.
 pub fn study() -> StudyDef {
-    const LAT: &str = "Latency (us)";
+    const LAT: &str = "Latency (ms)";
     const BW: &str = "Bandwidth (MB/s)";
     StudyDef {
         id: "ib-wan",
@@ -36,8 +40,8 @@ pub fn study() -> StudyDef {
                   operations bound a single RC QP to 128 messages per round trip; UC and UD complete locally and \
                   fill the path; RDMA read is bound by 4 outstanding reads per QP.",
         figures: vec![
-            fig!("fig4", "Send/receive latency, RC, UC, UD", LAT, Scale::Log2, SIZE),
-            fig!("fig5", "RDMA write and read latency", LAT, Scale::Log2, SIZE),
+            fig!("fig4", "Send/receive latency, RC, UC, UD", LAT, Scale::Log2, SIZE, 1000.0),
+            fig!("fig5", "RDMA write and read latency", LAT, Scale::Log2, SIZE, 1000.0),
             fig!("fig6", "Send/receive bandwidth, RC, UC, UD", BW, Scale::Log2, SIZE),
             fig!("fig7", "RDMA write and read bandwidth", BW, Scale::Log2, SIZE),
             fig!("fig8", "Bi-directional send/receive bandwidth", BW, Scale::Log2, SIZE),

@@ -17,6 +17,7 @@ macro_rules! fig {
             y_label: $y,
             x_scale: Scale::Log2,
             y_scale: $yscale,
+            y_div: 1.0,
         }
     };
 }
