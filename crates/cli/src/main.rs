@@ -1,6 +1,7 @@
 //! `interlab`: argument parsing and wiring only; the work lives in the library crates.
 
 mod commands;
+mod live_cmd;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -50,6 +51,10 @@ enum Cmd {
         #[command(subcommand)]
         what: BenchWhat,
     },
+    /// Run the daemon that serves the far side of live measurements (many clients at once).
+    Serve(live_cmd::ServeArgs),
+    /// Measure a pattern live over TCP, UDP or Unix sockets against `interlab serve` daemon(s).
+    Live(Box<live_cmd::LiveArgs>),
     /// List the built-in profiles, or print one.
     Profiles {
         /// Profile id to print.
@@ -68,6 +73,8 @@ enum BenchWhat {
         #[arg(long, default_value_t = 1024)]
         pending: u32,
     },
+    /// interlab vs sockperf, iperf3 and qperf on loopback in the same run; prints ratios.
+    Compare(live_cmd::CompareArgs),
 }
 
 fn main() -> ExitCode {
@@ -76,6 +83,9 @@ fn main() -> ExitCode {
         Cmd::Reproduce { studies, out, claims, quiet } => commands::reproduce(studies, out, claims, quiet),
         Cmd::Run { spec, out, dry_run, quiet } => commands::run(&spec, &out, dry_run, quiet),
         Cmd::Bench { what: BenchWhat::Kernel { events, pending } } => commands::bench_kernel(events, pending),
+        Cmd::Bench { what: BenchWhat::Compare(a) } => live_cmd::bench_compare(a),
+        Cmd::Serve(a) => live_cmd::serve(a),
+        Cmd::Live(a) => live_cmd::live(*a),
         Cmd::Profiles { id } => commands::profiles(id.as_deref()),
     };
     match r {

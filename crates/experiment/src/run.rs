@@ -52,7 +52,10 @@ fn record(exp: &Experiment, s: &SeriesSpec, spec: &PatternSpec, miles: Option<f6
         profile: s.setup.profile.id.clone(),
         pattern: spec.kind.name().into(),
         op: spec.op.name().into(),
-        transport: s.setup.service.name().into(),
+        transport: match s.setup.mpi {
+            Some(d) => format!("mpi-{}", d.name()),
+            None => s.setup.service.name().into(),
+        },
         ports: s.setup.ports.name().into(),
         processes: s.setup.procs_per_node,
         size_bytes: spec.size,

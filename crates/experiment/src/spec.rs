@@ -1,7 +1,7 @@
 //! Parsing experiment specs with errors that name the file, the key and what was expected.
 
 use interlab_model::params::{ParamError, Table};
-use interlab_model::{Ports, Profile, Service, Topology, VerbsSetup};
+use interlab_model::{MpiDesign, Ports, Profile, Service, Topology, VerbsSetup};
 use interlab_patterns::{parse_sizes, Op, PatternKind, PatternSpec};
 use std::path::Path;
 use std::sync::Arc;
@@ -61,7 +61,7 @@ pub struct Experiment {
 
 const SERIES_KEYS: &[&str] = &[
     "label", "profile", "kind", "op", "window", "warmup", "iterations", "sizes", "service", "ports", "stripe_threshold",
-    "processes_per_node", "distance_miles",
+    "processes_per_node", "distance_miles", "mpi", "qps_per_port",
 ];
 
 /// Reads a value for `key` from the series table if present there, else from the defaults.
@@ -156,8 +156,18 @@ fn parse_series(file: &str, base: Option<&Path>, l: &mut Layers, label_default: 
             d
         }
     };
+    let mpi = match l.pick("mpi").choice("mpi", &["none", "rc", "ud", "uc"], Some("none"))?.as_str() {
+        "rc" => Some(MpiDesign::Rc),
+        "ud" => Some(MpiDesign::Ud),
+        "uc" => Some(MpiDesign::Uc),
+        _ => None,
+    };
+    let qps_per_port = l.pick("qps_per_port").int_or("qps_per_port", 1, 1)? as u32;
+    if mpi.is_some() && profile.mpi.is_none() {
+        return Err(l.pick("mpi").err("mpi", format!("profile {} has no [mpi] section (MPI library parameters)", profile.id)));
+    }
     let topology = if distances.is_empty() { Topology::Lan } else { Topology::Wan { miles: distances[0] } };
-    let setup = VerbsSetup { profile: Arc::new(profile), topology, service, ports, procs_per_node: procs, max_events: 2_000_000_000, trains: true };
+    let setup = VerbsSetup { profile: Arc::new(profile), topology, service, ports, procs_per_node: procs, max_events: 2_000_000_000, trains: true, mpi, qps_per_port };
     let pattern = PatternSpec { kind, op, size: sizes[0], window, warmup, iterations };
     for &s in &sizes {
         setup.validate(&PatternSpec { size: s, ..pattern }).map_err(|e| ParamError {

@@ -16,6 +16,8 @@ pub enum Ev {
     PktAtSwitch { in_port: u16, ser_ps: Time, pkt: Packet },
     /// A process sees `input` (memory updated and noticed); `cqe` when it consumes a CQE.
     Notify { proc: u16, input: Input, cqe: bool },
+    /// An MPI message reached process `proc`'s library (polled; `cqe` when by a completion).
+    MpiArrival { proc: u16, meta: MsgMeta, cqe: bool },
     /// A doorbell write reached the adapter.
     Doorbell { qp: u32, wr: Wr },
     /// The adapter has fetched the work request.

@@ -13,9 +13,11 @@ pub mod node;
 pub mod params;
 pub mod profile;
 pub mod transport;
+pub mod ulp;
 pub mod verbs;
 
 pub use params::ParamError;
 pub use profile::Profile;
 pub use transport::packet::Service;
+pub use ulp::mpi::MpiDesign;
 pub use verbs::{ModelError, Point, Ports, Topology, VerbsSetup};

@@ -6,7 +6,7 @@ use crate::event::Ev;
 use crate::hw::bus::Bus;
 use crate::profile::Profile;
 use crate::transport::headers::packet_bytes;
-use crate::transport::packet::{ext_bytes, Kind, MsgMeta, Packet, Service};
+use crate::transport::packet::{ext_bytes, Kind, MsgMeta, Packet, Service, UlpKind};
 use crate::transport::qp::{packets_for, Active, Qp, RespJob, RespKind, Wr};
 use interlab_kernel::{Component, ComponentId, Ctx, Time};
 use interlab_patterns::{Input, Message, Op, Output, Program};
@@ -39,6 +39,8 @@ pub struct ChanEnd {
     pub next_msg: u64,
     /// Report local completions of sends and writes to the process (pipelined patterns).
     pub completions: bool,
+    /// The MPI library on this end, when the channel is an MPI connection.
+    pub mpi: Option<crate::ulp::mpi::MpiEnd>,
 }
 
 /// Packets to send as one train when `left` packets of a message remain: whole trains only
@@ -79,7 +81,7 @@ pub struct NodeStats {
 pub struct Node {
     /// Index among nodes.
     pub index: u32,
-    prof: Arc<Profile>,
+    pub(crate) prof: Arc<Profile>,
     switch: ComponentId,
     /// Switch port of this node's adapter port 0.
     switch_port_base: u16,
@@ -92,9 +94,9 @@ pub struct Node {
     rr: usize,
     /// Queue pairs.
     pub qps: Vec<Qp>,
-    procs: Vec<Proc>,
-    core_free: Vec<Time>,
-    chans: BTreeMap<u32, ChanEnd>,
+    pub(crate) procs: Vec<Proc>,
+    pub(crate) core_free: Vec<Time>,
+    pub(crate) chans: BTreeMap<u32, ChanEnd>,
     reassembly: BTreeMap<(u32, u64), u16>,
     completion_parts: BTreeMap<(u32, u64), u16>,
     next_wr: u64,
@@ -174,6 +176,14 @@ impl Node {
         if cqe {
             t += ns(self.prof.host.cqe_poll_ns);
         }
+        let t = self.feed(proc, input, t, ctx);
+        self.core_free[core] = t;
+        self.stats.core_busy_ps[core] += t - start;
+    }
+
+    /// Gives `input` to process `proc`'s programs at CPU time `t` and posts what they ask
+    /// for; returns when the CPU is done. The caller owns the core's accounting.
+    pub(crate) fn feed(&mut self, proc: u16, input: Input, mut t: Time, ctx: &mut Ctx<'_, Ev>) -> Time {
         let mut out = std::mem::take(&mut self.out);
         out.clear();
         let chan = match input {
@@ -185,14 +195,28 @@ impl Node {
                 prog.on(t, input, &mut out);
             }
         }
-        for o in &out {
+        for o in out.iter() {
             if let Output::Post(m) = o {
-                t = self.post_message(*m, t, ctx);
+                t = if self.chans.get(&m.chan).is_some_and(|c| c.mpi.is_some()) {
+                    self.mpi_send(*m, t, ctx)
+                } else {
+                    self.post_message(*m, t, ctx)
+                };
             }
         }
         self.out = out;
-        self.core_free[core] = t;
-        self.stats.core_busy_ps[core] += t - start;
+        t
+    }
+
+    /// Posts one work request at CPU time `t` (the post costs CPU; the doorbell crosses the
+    /// bus); returns when the CPU is done.
+    pub(crate) fn post_wr(&mut self, qp: u32, op: Op, bytes: u64, meta: MsgMeta, t: Time, ctx: &mut Ctx<'_, Ev>) -> Time {
+        let t = t + ns(self.prof.host.post_ns);
+        let wr = Wr { id: self.next_wr, op, bytes, meta };
+        self.next_wr += 1;
+        let arrive = self.bus.mmio_write(t, self.prof.adapter.doorbell_bytes);
+        ctx.send_at(ctx.me(), arrive, Ev::Doorbell { qp, wr });
+        t
     }
 
     /// Posts the work requests carrying `m`, starting on the CPU at `t`; returns when the CPU is done.
@@ -204,7 +228,7 @@ impl Node {
             && matches!(m.op, Op::Send | Op::RdmaWrite));
         let qps = end.qps.clone();
         let mut wrs: Vec<(u32, Op, u64, MsgMeta)> = Vec::new();
-        let meta = MsgMeta { chan: m.chan, tag: m.tag, msg_id, parts: 1, bytes: m.bytes, notify: true };
+        let meta = MsgMeta { chan: m.chan, tag: m.tag, msg_id, parts: 1, bytes: m.bytes, notify: true, ulp: UlpKind::Raw };
         if striped {
             let n = qps.len() as u64;
             let parts = n as u16;
@@ -223,11 +247,7 @@ impl Node {
             wrs.push((qps[0], m.op, bytes, meta));
         }
         for (qp, op, bytes, meta) in wrs {
-            t += ns(self.prof.host.post_ns);
-            let wr = Wr { id: self.next_wr, op, bytes, meta };
-            self.next_wr += 1;
-            let arrive = self.bus.mmio_write(t, self.prof.adapter.doorbell_bytes);
-            ctx.send_at(ctx.me(), arrive, Ev::Doorbell { qp, wr });
+            t = self.post_wr(qp, op, bytes, meta, t, ctx);
         }
         t
     }
@@ -238,6 +258,13 @@ impl Node {
     }
 
     fn arrived(&mut self, at: Time, meta: MsgMeta, cqe: bool, ctx: &mut Ctx<'_, Ev>) {
+        if let Some(end) = self.chans.get(&meta.chan).filter(|c| c.mpi.is_some()) {
+            // The MPI library's progress engine sees it first.
+            let proc = end.proc;
+            let detect = at + ns(self.prof.host.poll_detect_ns);
+            ctx.send_at(ctx.me(), detect, Ev::MpiArrival { proc, meta, cqe });
+            return;
+        }
         if meta.parts > 1 {
             let k = (meta.chan, meta.msg_id);
             let c = self.reassembly.entry(k).or_insert(0);
@@ -412,7 +439,7 @@ impl Node {
             wire_bytes: wire,
             count: 1,
             wr_id: 0,
-            meta: MsgMeta { chan: 0, tag: 0, msg_id: 0, parts: 1, bytes: 0, notify: false },
+            meta: MsgMeta { chan: 0, tag: 0, msg_id: 0, parts: 1, bytes: 0, notify: false, ulp: UlpKind::Raw },
         };
         self.stats.packets_sent += 1;
         ctx.send_at(self.switch, depart + self.prof.link.prop_ps(), Ev::PktAtSwitch { in_port: self.switch_port_base + port as u16, ser_ps: ser, pkt });
@@ -534,6 +561,7 @@ impl Component<Ev> for Node {
                 }
             }
             Ev::Notify { proc, input, cqe } => self.run_programs(proc, input, cqe, ctx),
+            Ev::MpiArrival { proc, meta, cqe } => self.mpi_arrival(proc, meta, cqe, ctx),
             Ev::Doorbell { qp, wr } => {
                 let fetched = self.bus.dma_read(ctx.now(), self.prof.adapter.wqe_bytes);
                 ctx.send_at(ctx.me(), fetched, Ev::WqeFetched { qp, wr });

@@ -5,6 +5,7 @@ use crate::hw::bus::BusSpec;
 use crate::hw::link::LinkSpec;
 use crate::hw::switch_spec::SwitchSpec;
 use crate::hw::wan_spec::WanSpec;
+use crate::ulp::mpi::MpiSpec;
 use crate::params::{ParamError, Table};
 
 /// Profiles shipped with interlab (embedded in the binary).
@@ -29,6 +30,8 @@ pub struct Profile {
     pub switch: SwitchSpec,
     /// Wide-area extenders, for testbeds that have them.
     pub wan: Option<WanSpec>,
+    /// The MPI library, for testbeds whose MPI results are modelled.
+    pub mpi: Option<MpiSpec>,
 }
 
 impl Profile {
@@ -54,8 +57,9 @@ impl Profile {
         let link = section!("link", LinkSpec);
         let switch = section!("switch", SwitchSpec);
         let wan = if t.has("wan") { Some(section!("wan", WanSpec)) } else { None };
+        let mpi = if t.has("mpi") { Some(section!("mpi", MpiSpec)) } else { None };
         t.finish()?;
-        Ok(Profile { id, description, host, bus, adapter, link, switch, wan })
+        Ok(Profile { id, description, host, bus, adapter, link, switch, wan, mpi })
     }
 
     /// A built-in profile by id, or a profile file by path.

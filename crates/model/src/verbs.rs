@@ -6,6 +6,7 @@ use crate::event::Ev;
 use crate::hw::extender::WanPath;
 use crate::hw::switch::Switch;
 use crate::node::{ChanEnd, Node, PortUse};
+use crate::ulp::mpi::{MpiDesign, MpiEnd};
 use crate::profile::Profile;
 use crate::transport::packet::Service;
 use interlab_kernel::{ComponentId, Simulation, Time};
@@ -59,6 +60,31 @@ pub struct VerbsSetup {
     /// Let adapters send the bulk of long messages as packet trains (fewer events, same
     /// per-packet accounting); false simulates every packet as its own event.
     pub trains: bool,
+    /// Run the pattern through this MPI design instead of raw verbs.
+    pub mpi: Option<MpiDesign>,
+    /// Queue pairs per port and channel (MPI spreads rendezvous data over them).
+    pub qps_per_port: u32,
+}
+
+/// MVAPICH's striping threshold when several QPs share a port (MODEL-FACTS 6: old
+/// MV2_STRIPING_THRESHOLD 8192).
+pub const DEFAULT_STRIPE_THRESHOLD: u64 = 8192;
+
+impl VerbsSetup {
+    /// A raw-verbs set-up on one switch with the defaults of the other fields.
+    pub fn new(profile: Arc<Profile>, service: Service, ports: Ports, procs_per_node: u32) -> Self {
+        VerbsSetup {
+            profile,
+            topology: Topology::Lan,
+            service,
+            ports,
+            procs_per_node,
+            max_events: 2_000_000_000,
+            trains: true,
+            mpi: None,
+            qps_per_port: 1,
+        }
+    }
 }
 
 /// An invalid combination, explained.
@@ -102,6 +128,24 @@ impl VerbsSetup {
             return Err(ModelError(format!("the verbs model does not run the `{}` pattern yet", spec.kind.name())));
         }
         let mtu = self.profile.link.mtu_bytes as u64;
+        if let Some(d) = self.mpi {
+            if self.profile.mpi.is_none() {
+                return Err(ModelError(format!("profile {} has no [mpi] section: it cannot model MPI", self.profile.id)));
+            }
+            if spec.op != Op::Send {
+                return Err(ModelError(format!("MPI patterns send messages (op send), not {}", spec.op.name())));
+            }
+            if !matches!(spec.kind, PatternKind::Latency | PatternKind::Bandwidth | PatternKind::BiBandwidth) {
+                return Err(ModelError(format!("MPI over {} runs latency, bandwidth and bibw patterns", d.name())));
+            }
+            if spec.size == 0 {
+                return Err(ModelError("message size must be at least 1 byte".into()));
+            }
+            return Ok(());
+        }
+        if self.qps_per_port != 1 {
+            return Err(ModelError("several QPs per port are used by MPI channels only (set mpi)".into()));
+        }
         match self.service {
             Service::Ud if spec.op != Op::Send => {
                 return Err(ModelError(format!("UD carries only send/receive, not {}", spec.op.name())))
@@ -201,15 +245,31 @@ impl VerbsSetup {
                     Ports::Stripe { threshold } => PortUse::Stripe { threshold },
                     _ => PortUse::Single,
                 };
+                let service = match self.mpi {
+                    Some(MpiDesign::Rc) => Service::Rc,
+                    Some(MpiDesign::Uc) => Service::Uc,
+                    Some(MpiDesign::Ud) => Service::Ud,
+                    None => self.service,
+                };
                 let (mut qa, mut qb) = (Vec::new(), Vec::new());
                 for &p in &port_list {
-                    let ia = nodes[0].qps.len() as u32;
-                    let ib = nodes[1].qps.len() as u32;
-                    qa.push(nodes[0].add_qp(p, self.service, 1, p, ib));
-                    qb.push(nodes[1].add_qp(p, self.service, 0, p, ia));
+                    for _ in 0..self.qps_per_port.max(1) {
+                        let ia = nodes[0].qps.len() as u32;
+                        let ib = nodes[1].qps.len() as u32;
+                        qa.push(nodes[0].add_qp(p, service, 1, p, ib));
+                        qb.push(nodes[1].add_qp(p, service, 0, p, ia));
+                    }
                 }
-                nodes[0].add_chan(chan, ChanEnd { qps: qa, ports: use_, proc: k as u16, next_msg: 0, completions });
-                nodes[1].add_chan(chan, ChanEnd { qps: qb, ports: use_, proc: k as u16, next_msg: 0, completions });
+                let rails = qa.len();
+                let mpi = self.mpi.map(|d| {
+                    let th = match self.ports {
+                        Ports::Stripe { threshold } => threshold,
+                        _ => DEFAULT_STRIPE_THRESHOLD,
+                    };
+                    MpiEnd::new(d, (rails > 1).then_some(th))
+                });
+                nodes[0].add_chan(chan, ChanEnd { qps: qa, ports: use_, proc: k as u16, next_msg: 0, completions, mpi: mpi.clone() });
+                nodes[1].add_chan(chan, ChanEnd { qps: qb, ports: use_, proc: k as u16, next_msg: 0, completions, mpi });
                 // Direction 0: node 0 initiates; direction 1 (bi-directional): node 1.
                 let (init, resp) = if d == 0 { (0, 1) } else { (1, 0) };
                 nodes[init].add_program(k as u16, Program::new(*spec, Role::Initiator, chan));

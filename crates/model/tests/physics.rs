@@ -11,7 +11,7 @@ fn prof(id: &str) -> Profile {
 }
 
 fn setup(p: Profile, ports: Ports, procs: u32, service: Service) -> VerbsSetup {
-    VerbsSetup { profile: Arc::new(p), topology: Topology::Lan, service, ports, procs_per_node: procs, max_events: 200_000_000, trains: true }
+    VerbsSetup { profile: Arc::new(p), topology: Topology::Lan, service, ports, procs_per_node: procs, max_events: 200_000_000, trains: true, mpi: None, qps_per_port: 1 }
 }
 
 fn bw(p: Profile, size: u64) -> f64 {
@@ -215,4 +215,58 @@ proptest! {
             prop_assert_eq!(p.bytes_sent, 4 * size);
         }
     }
+}
+
+fn wan(miles: f64, service: Service) -> VerbsSetup {
+    VerbsSetup { topology: Topology::Wan { miles }, ..setup(prof("woodcrest-infinihost-longbow"), Ports::One, 1, service) }
+}
+
+#[test]
+fn rc_bandwidth_never_rises_with_distance_and_uc_ud_do_not_care() {
+    let pipe = |op, size| PatternSpec { kind: PatternKind::Pipelined, op, size, window: 128, warmup: 128, iterations: 128 };
+    for size in [4096u64, 65536, 1 << 20] {
+        let mut last = f64::INFINITY;
+        for miles in [0.0, 100.0, 1000.0, 4000.0, 8600.0] {
+            let bw = wan(miles, Service::Rc).run(&pipe(Op::RdmaWrite, size)).unwrap().value;
+            assert!(bw <= last * 1.001, "RC {size} B at {miles} mi: {bw} > {last}");
+            last = bw;
+        }
+    }
+    // Large messages: UC and UD keep the same bandwidth at any distance.
+    for (service, size) in [(Service::Uc, 1u64 << 20), (Service::Ud, 2048)] {
+        let near = wan(0.0, service).run(&pipe(Op::Send, size)).unwrap().value;
+        for miles in [1400.0, 8600.0] {
+            let far = wan(miles, service).run(&pipe(Op::Send, size)).unwrap().value;
+            assert!((far - near).abs() / near < 0.01, "{service:?} {size} B: {near} near vs {far} at {miles} mi");
+        }
+    }
+}
+
+#[test]
+fn mpi_rendezvous_latency_is_three_one_way_delays_on_wan() {
+    let lat = |size, miles| {
+        let s = PatternSpec { kind: PatternKind::Latency, op: Op::Send, size, window: 1, warmup: 1, iterations: 2 };
+        VerbsSetup { mpi: Some(MpiDesign::Rc), ..wan(miles, Service::Rc) }.run(&s).unwrap().value
+    };
+    for miles in [1400.0, 8600.0] {
+        let (small, large) = (lat(8, miles), lat(256 << 10, miles));
+        let one_way = small; // eager: one trip
+        let ratio = large / one_way;
+        assert!((ratio - 3.0).abs() < 0.1, "{miles} mi: rendezvous {large} us = {ratio:.2} one-way trips");
+    }
+}
+
+#[test]
+fn mpi_layers_conserve_messages_and_need_a_profile() {
+    for design in [MpiDesign::Rc, MpiDesign::Ud, MpiDesign::Uc] {
+        for size in [1u64, 5000, 100_000] {
+            let s = PatternSpec { kind: PatternKind::BiBandwidth, op: Op::Send, size, window: 8, warmup: 1, iterations: 2 };
+            let p = VerbsSetup { mpi: Some(design), ..wan(10.0, Service::Rc) }.run(&s).unwrap();
+            assert!(p.value > 0.0, "{design:?} {size}");
+            assert_eq!(p.bytes_sent, p.bytes_received, "{design:?} {size}");
+        }
+    }
+    let s = PatternSpec { kind: PatternKind::Latency, op: Op::Send, size: 8, window: 1, warmup: 0, iterations: 1 };
+    let e = VerbsSetup { mpi: Some(MpiDesign::Rc), ..setup(prof("epyc-hdr-pcie4"), Ports::One, 1, Service::Rc) }.run(&s).unwrap_err();
+    assert!(e.0.contains("[mpi]"), "{e}");
 }

@@ -48,6 +48,12 @@ pub fn study() -> StudyDef {
             fig!("fig9", "Bi-directional RDMA write bandwidth", BW, Scale::Log2, SIZE),
             fig!("fig10", "RC RDMA write with 1, 2, 4 QPs at 8600 miles", BW, Scale::Log2, SIZE),
             fig!("distance", "Bandwidth against distance at 1 MiB (not in the study)", BW, Scale::Linear, "Loop length (miles)"),
+            fig!("sec6", "MPI latency over RC, eager to rendezvous", LAT, Scale::Log2, SIZE, 1000.0),
+            fig!("fig11", "MPI bandwidth over RC and UD (window 64)", BW, Scale::Log2, SIZE),
+            fig!("fig12", "MPI over RC and UD with windows 64-256 at 8600 miles", BW, Scale::Log2, SIZE),
+            fig!("fig13", "MPI with several QPs per peer at 8600 miles", BW, Scale::Log2, SIZE),
+            fig!("fig14", "UC-based vs RC-based MPI at 8600 miles", BW, Scale::Log2, SIZE),
+            fig!("fig15", "UC-based MPI with windows 32-256 at 8600 miles", BW, Scale::Log2, SIZE),
         ],
         claims,
     }
@@ -115,5 +121,48 @@ fn claims(r: &FigureResults) -> Vec<Computed> {
     v.push(num("wan.bibw.rc_peak", || peak_over(r, "fig8", &["RC 1400 mi", "RC 8600 mi"])));
     v.push(num("wan.qp4.uni_8600", || peak_over(r, "fig10", &["4 QPs"])));
     v.push(num("wan.qp4.bi_8600", || peak_over(r, "fig10", &["4 QPs bi-directional"])));
+    v.push(num("wan.mpi.lat_8600", ms("sec6", "RC 8600 mi")));
+    v.push(boolean("wan.mpi.large_lat_tripled", || {
+        let s = series(r, "sec6", "RC 8600 mi")?;
+        let small = smallest(s)?.0;
+        let large = s.points.iter().max_by_key(|p| p.0).ok_or("empty")?;
+        let ratio = large.1 / small;
+        Ok(((ratio - 3.0).abs() / 3.0 <= 0.15, format!("{} B rendezvous / smallest eager latency at 8600 mi = {ratio:.2}", large.0)))
+    }));
+    v.push(num("wan.mpi.rc_bw_1400", || peak_over(r, "fig11", &["RC 1400 mi"])));
+    v.push(num("wan.mpi.ud_bw_1400", || peak_over(r, "fig11", &["UD 1400 mi"])));
+    v.push(num("wan.mpi.rc_bw_8600", || peak_over(r, "fig11", &["RC 8600 mi"])));
+    v.push(num("wan.mpi.ud_bw_8600", || peak_over(r, "fig11", &["UD 8600 mi"])));
+    v.push(num("wan.mpi.rc_win256_uni_8600", || peak_over(r, "fig12", &["RC window 256"])));
+    v.push(num("wan.mpi.rc_win256_bi_8600", || peak_over(r, "fig12", &["RC window 256 bi-directional"])));
+    v.push(num("wan.mpi.ud_win256_uni_8600", || peak_over(r, "fig12", &["UD window 256"])));
+    v.push(num("wan.mpi.ud_win256_bi_8600", || peak_over(r, "fig12", &["UD window 256 bi-directional"])));
+    v.push(boolean("wan.mpi.multi_qp_no_gain", || {
+        let mut worst: (f64, String) = (f64::NEG_INFINITY, String::new());
+        for (one, many) in [("RC 1 QP", "RC 2 QPs"), ("RC 1 QP", "RC 4 QPs"), ("UD 1 QP", "UD 4 QPs")] {
+            let (a, b) = (series(r, "fig13", one)?, series(r, "fig13", many)?);
+            for &(z, x) in &a.points {
+                let y = b.at(z).ok_or(format!("{many} lacks {z} B"))?;
+                let gain = y / x - 1.0;
+                if gain > worst.0 {
+                    worst = (gain, format!("{many} vs {one} at {z} B"));
+                }
+            }
+        }
+        Ok((worst.0 <= 0.05, format!("largest gain from more QPs: {:+.1}% ({})", worst.0 * 100.0, worst.1)))
+    }));
+    v.push(num("wan.mpi.uc_gain_mid", || {
+        let (rc, uc) = (series(r, "fig14", "RC-based MPI")?, series(r, "fig14", "UC-based MPI")?);
+        let mut best = (f64::NEG_INFINITY, 0);
+        for &(z, x) in rc.points.iter().filter(|p| (4096..=(1 << 20)).contains(&p.0)) {
+            let gain = (uc.at(z).ok_or(format!("UC lacks {z} B"))? / x - 1.0) * 100.0;
+            if gain > best.0 {
+                best = (gain, z);
+            }
+        }
+        Ok((best.0, format!("largest UC-over-RC gain between 4 KiB and 1 MiB: at {} B", best.1), Some(best.1 as f64)))
+    }));
+    v.push(num("wan.mpi.uc_win256_uni_8600", || peak_over(r, "fig15", &["UC window 256"])));
+    v.push(num("wan.mpi.uc_win256_bi_8600", || peak_over(r, "fig15", &["UC window 256 bi-directional"])));
     v
 }

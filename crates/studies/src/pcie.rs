@@ -1,6 +1,6 @@
 //! The pcie study (Liu, Mamidala, Vishnu, Panda, HotI 2004): verbs latency and bandwidth
 //! with an InfiniHost III Ex on PCI Express x8 versus an InfiniHost on PCI-X 133.
-//! Figures 2-11 (verbs level); the MPI figures 12-14 come with the MPI layer.
+//! Figures 2-11 (verbs level) and 12-14 (MVAPICH over the verbs model).
 
 use crate::catalog::{FigureDef, StudyDef};
 use crate::claimcalc::{boolean, num, peak, series, smallest, Computed, FigureResults};
@@ -45,6 +45,9 @@ pub fn study() -> StudyDef {
             fig!("fig9", "Both ports, bi-directional: striping vs binding", BW, Scale::Linear),
             fig!("fig10", "Two processes per node, uni-directional", BW, Scale::Linear),
             fig!("fig11", "Two processes per node, bi-directional", BW, Scale::Linear),
+            fig!("fig12", "MPI latency", LAT, Scale::Linear),
+            fig!("fig13", "MPI bandwidth: one port vs both ports", BW, Scale::Linear),
+            fig!("fig14", "MPI bi-directional bandwidth: one port vs both ports", BW, Scale::Linear),
         ],
         claims,
     }
@@ -122,5 +125,26 @@ fn claims(r: &FigureResults) -> Vec<Computed> {
     v.push(num("pcie.bw.twoproc_bi_bind_pcie", || peak_of(r, "fig11", "PCIe binding")));
     v.push(num("pcie.bw.twoproc_bi_stripe_pcie", || peak_of(r, "fig11", "PCIe striping")));
     v.push(num("pcie.bw.twoproc_bi_pcix", || peak_of_any(r, "fig11", &["PCI-X binding", "PCI-X striping"])));
+    v.push(num("pcie.mpi.lat_pcie", small("fig12", "PCIe")));
+    v.push(num("pcie.mpi.lat_pcix", small("fig12", "PCI-X")));
+    v.push(num("pcie.mpi.bw_oneport_pcie", || peak_of(r, "fig13", "PCIe one port")));
+    v.push(num("pcie.mpi.bw_oneport_pcix", || peak_of(r, "fig13", "PCI-X one port")));
+    v.push(num("pcie.mpi.bw_striped_pcie", || peak_of(r, "fig13", "PCIe both ports")));
+    v.push(boolean("pcie.mpi.bw_dip_8k", || {
+        // A local drop: bandwidth at the next size below the one at 4, 8 or 16 KiB.
+        let mut dips = Vec::new();
+        for label in ["PCIe one port", "PCIe both ports"] {
+            let s = series(r, "fig13", label)?;
+            for w in s.points.windows(2) {
+                if (4096..=16384).contains(&w[0].0) && w[1].1 < w[0].1 {
+                    dips.push(format!("{label}: {:.0} MB/s at {} B -> {:.0} MB/s at {} B", w[0].1, w[0].0, w[1].1, w[1].0));
+                }
+            }
+        }
+        Ok((!dips.is_empty(), if dips.is_empty() { "no drop between 4 and 32 KiB".into() } else { dips.join("; ") }))
+    }));
+    v.push(num("pcie.mpi.bibw_pcix", || peak_of(r, "fig14", "PCI-X one port")));
+    v.push(num("pcie.mpi.bibw_oneport_pcie", || peak_of(r, "fig14", "PCIe one port")));
+    v.push(num("pcie.mpi.bibw_twoport_pcie", || peak_of(r, "fig14", "PCIe both ports")));
     v
 }

@@ -52,6 +52,30 @@ pub struct MsgMeta {
     /// True when the receiver is told of this work request's arrival (last byte polled or
     /// a receive completion).
     pub notify: bool,
+    /// Upper-layer message kind (MPI protocol messages); [`UlpKind::Raw`] for plain verbs.
+    pub ulp: UlpKind,
+}
+
+/// What an upper-layer (MPI) message is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum UlpKind {
+    /// A verbs message straight from the pattern.
+    #[default]
+    Raw,
+    /// MPI eager message (data copied through pre-registered buffers).
+    Eager,
+    /// Rendezvous request to send.
+    Rts,
+    /// Rendezvous clear to send.
+    Cts,
+    /// Rendezvous data (RDMA write into the receiver's buffer).
+    RndvData,
+    /// Rendezvous finish, one per rail that carried data.
+    Fin,
+    /// MPI-over-datagram fragment; `last` closes the message.
+    Frag { last: bool },
+    /// MPI-level acknowledgement of `packets` fragments or messages.
+    Ack { packets: u32 },
 }
 
 /// What a packet is.

@@ -1,0 +1,384 @@
+//! `interlab serve`, `interlab live` and `interlab bench compare`: argument parsing and
+//! wiring to the live engine (crates/live).
+
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use interlab_live::auth::Token;
+use interlab_live::compare::{self, CompareOptions};
+use interlab_live::output::{csv_header, csv_row, table_header, table_row};
+use interlab_live::record::to_json_line;
+use interlab_live::runner::{run_point, PointOptions, RunLength};
+use interlab_live::{parse_peer, ServeConfig, Server, Transport, DEFAULT_PORT};
+use interlab_patterns::{parse_sizes, ConfidenceRule, ExtendedRecord, Workload, WorkloadKind};
+use std::io::Write;
+use std::net::IpAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+#[derive(Args)]
+pub struct ServeArgs {
+    /// Address to listen on. Anything but loopback requires a shared secret.
+    #[arg(long, default_value = "127.0.0.1")]
+    bind: IpAddr,
+    /// Control port (0: any free port, printed on start).
+    #[arg(long, default_value_t = DEFAULT_PORT)]
+    port: u16,
+    /// Shared secret clients must prove they know (challenge-response; never sent).
+    #[arg(long, value_name = "TOKEN")]
+    auth_token: Option<String>,
+    /// Read the shared secret from the first line of this file.
+    #[arg(long, value_name = "FILE", conflicts_with = "auth_token")]
+    auth_token_file: Option<PathBuf>,
+    /// Seconds a new client may take to say hello and authenticate.
+    #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
+    handshake_timeout: f64,
+    /// Seconds a session may sit idle (between messages, or on a data socket).
+    #[arg(long, default_value_t = 60.0, value_name = "SECONDS")]
+    idle_timeout: f64,
+    /// Sessions served at once.
+    #[arg(long, default_value_t = 64)]
+    max_sessions: usize,
+    /// Do not log sessions on stderr.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+#[derive(Args)]
+pub struct LiveArgs {
+    /// latency | bandwidth | stream | bibw | multi-stream | hot-spot | fan-in | fan-out | connect | crr | rr
+    pattern: String,
+    /// Daemon(s) running `interlab serve`, HOST[:PORT] (default port 7400). Repeat for fan-in/fan-out.
+    #[arg(long = "peer", value_name = "HOST[:PORT]", required = true)]
+    peers: Vec<String>,
+    /// Data transport: tcp | udp | unix.
+    #[arg(long, default_value = "tcp")]
+    transport: String,
+    /// Message sizes in bytes: a list and/or power-of-two ranges, e.g. 1,2,4..4M (K = 2^10, M = 2^20).
+    /// Default: 64 for latency-like patterns, 64K for bandwidth.
+    #[arg(long)]
+    sizes: Option<String>,
+    /// Messages per window (windowed bandwidth, bibw, fan-in, fan-out).
+    #[arg(long, default_value_t = 64)]
+    window: u32,
+    /// Parallel streams (multi-stream; default 2) or senders per peer (fan-in, fan-out).
+    #[arg(long)]
+    streams: Option<u32>,
+    /// Clients (hot-spot; default 4).
+    #[arg(long)]
+    clients: Option<u32>,
+    /// Response size in bytes (rr, crr; default: the request size).
+    #[arg(long, value_name = "BYTES")]
+    response_size: Option<u64>,
+    /// Warm-up iterations (round trips, windows or transactions) per repetition.
+    #[arg(long)]
+    warmup: Option<u32>,
+    /// Measured iterations per repetition (default: OSU's rules by size).
+    #[arg(long, conflicts_with = "time")]
+    iterations: Option<u32>,
+    /// Time-bounded repetitions of this many seconds (stream patterns: default 2).
+    #[arg(long, value_name = "SECONDS")]
+    time: Option<f64>,
+    /// Warm-up time before each time-bounded run, seconds (default 0.2).
+    #[arg(long, value_name = "SECONDS")]
+    warmup_time: Option<f64>,
+    /// Repeat until the interval of the mean at LEVEL % (90, 95, 99) is WIDTH % wide, as netperf -I.
+    #[arg(long, value_name = "LEVEL,WIDTH")]
+    confidence: Option<String>,
+    /// Minimum and maximum repetitions with --confidence (default 3,10).
+    #[arg(long, value_name = "MIN,MAX")]
+    reps: Option<String>,
+    /// SO_SNDBUF/SO_RCVBUF for data sockets, bytes (default: kernel autotuning).
+    #[arg(long, value_name = "BYTES")]
+    sockbuf: Option<String>,
+    /// Shared secret of the daemon(s).
+    #[arg(long, value_name = "TOKEN")]
+    auth_token: Option<String>,
+    /// Read the shared secret from this file.
+    #[arg(long, value_name = "FILE", conflicts_with = "auth_token")]
+    auth_token_file: Option<PathBuf>,
+    /// Print JSON Lines records instead of the table.
+    #[arg(long, conflicts_with = "csv")]
+    json: bool,
+    /// Print CSV instead of the table.
+    #[arg(long)]
+    csv: bool,
+    /// Also write results.jsonl and results.csv into this directory.
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Experiment name written into the records.
+    #[arg(long, default_value = "live")]
+    name: String,
+    /// Seconds to wait for a daemon to answer a connection.
+    #[arg(long, default_value_t = 5.0, value_name = "SECONDS")]
+    connect_timeout: f64,
+    /// No progress bar.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+#[derive(Args)]
+pub struct CompareArgs {
+    /// CI-friendly: 1 s per measurement, one round (A B).
+    #[arg(long)]
+    quick: bool,
+    /// Seconds per measurement (default 3).
+    #[arg(long, value_name = "SECONDS")]
+    seconds: Option<u32>,
+    /// Rounds: 1 = A B, 2 = A B B A (default 2).
+    #[arg(long)]
+    rounds: Option<u32>,
+}
+
+fn token(text: &Option<String>, file: &Option<PathBuf>) -> Result<Option<Token>, String> {
+    match (text, file) {
+        (Some(t), _) => Token::new(t).map(Some).map_err(|e| format!("--auth-token: {e}")),
+        (None, Some(f)) => Token::from_file(f).map(Some),
+        (None, None) => Ok(None),
+    }
+}
+
+fn secs(name: &str, v: f64) -> Result<Duration, String> {
+    if v.is_finite() && v > 0.0 {
+        Ok(Duration::from_secs_f64(v))
+    } else {
+        Err(format!("--{name} {v}: expected a positive number of seconds"))
+    }
+}
+
+pub fn serve(a: ServeArgs) -> Result<ExitCode, String> {
+    let cfg = ServeConfig {
+        bind: a.bind,
+        port: a.port,
+        token: token(&a.auth_token, &a.auth_token_file)?,
+        handshake_timeout: secs("handshake-timeout", a.handshake_timeout)?,
+        idle_timeout: secs("idle-timeout", a.idle_timeout)?,
+        max_sessions: a.max_sessions.max(1),
+        verbose: !a.quiet,
+    };
+    let auth = if cfg.token.is_some() { "on" } else { "off" };
+    let server = Server::bind(cfg)?;
+    println!("interlab serve: listening on {} (control protocol {}, auth {auth})", server.local_addr(), interlab_live::proto::PROTOCOL_VERSION);
+    let _ = std::io::stdout().flush();
+    server.run();
+    Ok(ExitCode::SUCCESS)
+}
+
+fn pair(name: &str, text: &str) -> Result<(String, String), String> {
+    text.split_once(',').map(|(a, b)| (a.trim().to_string(), b.trim().to_string())).ok_or_else(|| format!("--{name} {text}: expected two numbers separated by a comma"))
+}
+
+fn confidence(a: &LiveArgs) -> Result<Option<ConfidenceRule>, String> {
+    let rule = match (&a.confidence, &a.reps) {
+        (None, None) => return Ok(None),
+        (Some(c), _) => {
+            let (l, w) = pair("confidence", c)?;
+            let level: u32 = l.parse().map_err(|_| format!("--confidence {c}: level `{l}` is not a whole percent (90, 95, 99)"))?;
+            let width: f64 = w.parse().map_err(|_| format!("--confidence {c}: width `{w}` is not a number of percent"))?;
+            ConfidenceRule { level_pct: level, width_pct: width, ..ConfidenceRule::NETPERF }
+        }
+        // Only repetitions given: netperf's default interval (99 %, 5 %).
+        (None, Some(_)) => ConfidenceRule::NETPERF,
+    };
+    let rule = match &a.reps {
+        None => rule,
+        Some(r) => {
+            let (lo, hi) = pair("reps", r)?;
+            let min: u32 = lo.parse().map_err(|_| format!("--reps {r}: `{lo}` is not a count"))?;
+            let max: u32 = hi.parse().map_err(|_| format!("--reps {r}: `{hi}` is not a count"))?;
+            ConfidenceRule { min_reps: min, max_reps: max, ..rule }
+        }
+    };
+    rule.validate().map_err(|e| format!("--confidence/--reps: {e}"))?;
+    Ok(Some(rule))
+}
+
+fn bar(quiet: bool, total: usize) -> ProgressBar {
+    let pb = if quiet || total < 2 { ProgressBar::hidden() } else { ProgressBar::new(total as u64) };
+    pb.set_style(ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} points  {msg}").expect("static template").progress_chars("=> "));
+    pb
+}
+
+pub fn live(a: LiveArgs) -> Result<ExitCode, String> {
+    let kind = WorkloadKind::from_name(&a.pattern).ok_or_else(|| {
+        format!("unknown pattern `{}` (expected one of: {})", a.pattern, WorkloadKind::ALL.iter().map(|k| k.name()).collect::<Vec<_>>().join(", "))
+    })?;
+    let transport = Transport::from_name(&a.transport).ok_or_else(|| format!("--transport {}: expected tcp, udp or unix", a.transport))?;
+    let peers = a.peers.iter().map(|p| parse_peer(p, DEFAULT_PORT)).collect::<Result<Vec<_>, _>>()?;
+    let default_sizes = match kind.base() {
+        interlab_patterns::Base::Windowed | interlab_patterns::Base::Stream => "64K",
+        _ => "64",
+    };
+    let sizes = parse_sizes(a.sizes.as_deref().unwrap_or(default_sizes)).map_err(|e| format!("--sizes: {e}"))?;
+    let streams = match kind {
+        WorkloadKind::HotSpot => a.clients.or(a.streams).unwrap_or(4),
+        WorkloadKind::MultiStream => a.streams.unwrap_or(2),
+        _ => a.streams.unwrap_or(1),
+    };
+    let length = match (a.time, a.warmup_time) {
+        (Some(t), w) => RunLength::Time { warmup_s: w.unwrap_or(0.2), duration_s: t },
+        (None, Some(w)) if kind.time_bounded() => RunLength::Time { warmup_s: w, duration_s: interlab_live::runner::DEFAULT_STREAM_S },
+        (None, Some(_)) => return Err("--warmup-time needs --time (or a stream pattern)".into()),
+        (None, None) => RunLength::Count { warmup: a.warmup, iterations: a.iterations },
+    };
+    let sockbuf = match &a.sockbuf {
+        None => 0,
+        Some(s) => {
+            let v = parse_sizes(s).map_err(|e| format!("--sockbuf: {e}"))?;
+            let b = *v.first().ok_or("--sockbuf: empty")?;
+            u32::try_from(b).map_err(|_| format!("--sockbuf {s}: too large (at most 2 GiB)"))?
+        }
+    };
+    let confidence = confidence(&a)?;
+    let tok = token(&a.auth_token, &a.auth_token_file)?;
+    let command = format!("interlab {}", std::env::args().skip(1).filter(|x| !x.starts_with("--auth-token=")).collect::<Vec<_>>().join(" "));
+    let command = redact(&command);
+    let mut opts: Vec<PointOptions> = Vec::new();
+    for &size in &sizes {
+        let w = Workload { kind, size, response_size: a.response_size.unwrap_or(size), window: a.window, streams, peers: peers.len() as u32 };
+        let o = PointOptions {
+            workload: w,
+            transport,
+            peers: peers.clone(),
+            token: tok.clone(),
+            length,
+            confidence,
+            sockbuf,
+            experiment: a.name.clone(),
+            command: command.clone(),
+            connect_timeout: secs("connect-timeout", a.connect_timeout)?,
+        };
+        // Bad parameters are reported before anything runs.
+        interlab_live::runner::check(&o).map_err(|e| format!("{} {size} B: {e}", kind.name()))?;
+        opts.push(o);
+    }
+    let mut sink = Sink::new(&a)?;
+    let pb = bar(a.quiet, opts.len());
+    let mut failed = false;
+    for (i, o) in opts.iter().enumerate() {
+        pb.set_message(format!("{} {} B", kind.name(), o.workload.size));
+        let out = run_point(o)?;
+        pb.inc(1);
+        pb.suspend(|| sink.write(&out.record))?;
+        if let Some(e) = &out.error {
+            failed = true;
+            if e.peer_level {
+                let left = opts.len() - i - 1;
+                if left > 0 {
+                    pb.suspend(|| eprintln!("interlab live: stopping the sweep ({left} size(s) not run): {}", e.message));
+                }
+                break;
+            }
+        }
+    }
+    pb.finish_and_clear();
+    sink.finish()?;
+    Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+/// Hides a token given on the command line.
+fn redact(cmd: &str) -> String {
+    let mut out = Vec::new();
+    let mut hide = false;
+    for w in cmd.split(' ') {
+        if hide {
+            out.push("<hidden>");
+            hide = false;
+        } else {
+            hide = w == "--auth-token";
+            out.push(w);
+        }
+    }
+    out.join(" ")
+}
+
+/// Where records go: stdout in the chosen format, and optionally files.
+struct Sink {
+    json: bool,
+    csv: bool,
+    header_done: bool,
+    files: Option<(PathBuf, std::fs::File, std::fs::File)>,
+}
+
+impl Sink {
+    fn new(a: &LiveArgs) -> Result<Sink, String> {
+        let files = match &a.out {
+            None => None,
+            Some(d) => {
+                std::fs::create_dir_all(d).map_err(|e| format!("{}: cannot create directory: {e}", d.display()))?;
+                let jl = d.join("results.jsonl");
+                let cs = d.join("results.csv");
+                let j = std::fs::File::create(&jl).map_err(|e| format!("{}: {e}", jl.display()))?;
+                let mut c = std::fs::File::create(&cs).map_err(|e| format!("{}: {e}", cs.display()))?;
+                writeln!(c, "{}", csv_header()).map_err(|e| format!("{}: {e}", cs.display()))?;
+                Some((d.clone(), j, c))
+            }
+        };
+        Ok(Sink { json: a.json, csv: a.csv, header_done: false, files })
+    }
+
+    /// Writes one record as soon as it is measured (a sweep that dies keeps what it had).
+    fn write(&mut self, r: &ExtendedRecord) -> Result<(), String> {
+        let mut out = std::io::stdout().lock();
+        let res = if self.json {
+            writeln!(out, "{}", to_json_line(r))
+        } else if self.csv {
+            if !self.header_done {
+                let _ = writeln!(out, "{}", csv_header());
+            }
+            writeln!(out, "{}", csv_row(r))
+        } else {
+            if !self.header_done {
+                let _ = writeln!(
+                    out,
+                    "interlab live {} over {} ({}){}",
+                    r.record.pattern,
+                    r.record.transport,
+                    r.live.peers.join(", "),
+                    if r.record.unit == "us" && r.record.pattern != "connect" && r.record.pattern != "crr" && r.record.pattern != "rr" { "; one-way latency = round trip / 2" } else { "" }
+                );
+                let _ = writeln!(out, "{}", table_header(r));
+            }
+            writeln!(out, "{}", table_row(r))
+        };
+        self.header_done = true;
+        res.and_then(|_| out.flush()).map_err(|e| format!("stdout: {e}"))?;
+        if let Some((d, j, c)) = &mut self.files {
+            writeln!(j, "{}", to_json_line(r)).and_then(|_| writeln!(c, "{}", csv_row(r))).map_err(|e| format!("{}: {e}", d.display()))?;
+        }
+        Ok(())
+    }
+
+    fn finish(self) -> Result<(), String> {
+        if let Some((d, j, c)) = self.files {
+            j.sync_all().and_then(|_| c.sync_all()).map_err(|e| format!("{}: {e}", d.display()))?;
+            eprintln!("wrote {}, {}", d.join("results.jsonl").display(), d.join("results.csv").display());
+        }
+        Ok(())
+    }
+}
+
+pub fn bench_compare(a: CompareArgs) -> Result<ExitCode, String> {
+    let mut o = if a.quick { CompareOptions::QUICK } else { CompareOptions::FULL };
+    if let Some(s) = a.seconds {
+        o.seconds = s.max(1);
+    }
+    if let Some(r) = a.rounds {
+        o.rounds = r.clamp(1, 4);
+    }
+    println!("interlab bench compare: loopback, {} s per measurement, {} round(s) (A B{})", o.seconds, o.rounds, if o.rounds > 1 { " B A" } else { "" });
+    let mut progress = |line: &str| eprintln!("  {line}");
+    let (rows, info) = compare::run(o, &mut progress)?;
+    print!("{}", compare::render(&rows, &info));
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_are_redacted() {
+        assert_eq!(redact("interlab live latency --auth-token s3cr3t --peer x"), "interlab live latency --auth-token <hidden> --peer x");
+    }
+}

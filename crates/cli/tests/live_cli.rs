@@ -1,0 +1,232 @@
+//! End-to-end tests of `interlab serve` and `interlab live` on loopback: output formats,
+//! sweeps, a client killed mid-run, a daemon killed mid-run, a port in use, refused binds.
+
+use std::io::{BufRead, BufReader, Read};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_interlab"))
+}
+
+fn text(o: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+}
+
+/// A daemon process on a free loopback port, killed on drop.
+struct Serve {
+    child: Child,
+    addr: String,
+}
+
+impl Serve {
+    fn start(extra: &[&str]) -> Serve {
+        let mut child = bin()
+            .args(["serve", "--port", "0", "--quiet", "--idle-timeout", "20"])
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("serve starts");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        // "interlab serve: listening on 127.0.0.1:PORT (...)"
+        let addr = line.split_whitespace().nth(4).unwrap_or_else(|| panic!("unexpected banner: {line}")).to_string();
+        Serve { child, addr }
+    }
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn live(args: &[&str]) -> Output {
+    bin().arg("live").args(args).output().expect("live runs")
+}
+
+fn json_lines(o: &Output) -> Vec<serde_json::Value> {
+    String::from_utf8_lossy(&o.stdout).lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"))).collect()
+}
+
+#[test]
+fn latency_json_has_model_fields_percentiles_and_host_facts() {
+    let s = Serve::start(&[]);
+    let o = live(&["latency", "--peer", &s.addr, "--sizes", "64,1K", "--iterations", "2000", "--warmup", "50", "--json", "--quiet"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let recs = json_lines(&o);
+    assert_eq!(recs.len(), 2);
+    for (r, size) in recs.iter().zip([64, 1024]) {
+        // The model's record fields...
+        for k in ["schema", "version", "engine", "experiment", "series", "profile", "pattern", "op", "transport", "ports", "processes", "metric", "unit", "seed", "warmup", "iterations", "window", "events", "spec"] {
+            assert!(r.get(k).is_some(), "missing {k}: {r}");
+        }
+        assert_eq!(r["engine"], "live");
+        assert_eq!(r["size_bytes"], size);
+        assert_eq!(r["metric"], "latency_us");
+        assert_eq!(r["iterations"], 2000);
+        assert_eq!(r["summary"]["count"], 2000);
+        for p in ["mean", "min", "max", "stddev", "p50", "p90", "p99", "p999"] {
+            assert!(r["summary"][p].as_f64().unwrap() > 0.0, "{p}: {r}");
+        }
+        // ...plus host facts of both ends and CPU.
+        assert_eq!(r["host_local"]["interface"], "lo");
+        assert!(!r["host_remote"]["kernel"].as_str().unwrap().is_empty());
+        assert!(r["rate_per_s"].as_f64().unwrap() > 0.0);
+    }
+}
+
+#[test]
+fn table_csv_out_dir_and_confidence() {
+    let s = Serve::start(&[]);
+    let dir = std::env::temp_dir().join(format!("interlab-live-cli-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let o = live(&["bandwidth", "--peer", &s.addr, "--sizes", "4K,64K", "--out", dir.to_str().unwrap(), "--quiet"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("MB/s") && out.contains("Gbit/s") && out.contains("65536"), "{out}");
+    let csv = std::fs::read_to_string(dir.join("results.csv")).unwrap();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines.len(), 3, "{csv}");
+    assert!(lines[0].starts_with("schema,version,engine") && lines[0].contains("cpu_local_system_pct"));
+    assert_eq!(std::fs::read_to_string(dir.join("results.jsonl")).unwrap().lines().count(), 2);
+    // CSV on stdout, with confidence control over time-bounded repetitions.
+    let o = live(&["stream", "--peer", &s.addr, "--time", "0.2", "--warmup-time", "0.05", "--confidence", "95,50", "--reps", "2,3", "--csv", "--quiet"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let csv = String::from_utf8_lossy(&o.stdout);
+    let header = split_csv(csv.lines().next().unwrap());
+    let row = split_csv(csv.lines().nth(1).unwrap());
+    assert_eq!(header.len(), row.len());
+    let col = |name: &str| row[header.iter().position(|h| h == name).unwrap()].as_str();
+    assert_eq!(col("ci_level_pct"), "95");
+    assert!(["2", "3"].contains(&col("repetitions")));
+    assert!(col("value").parse::<f64>().unwrap() > 10.0);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Splits one CSV line, honouring quotes.
+fn split_csv(line: &str) -> Vec<String> {
+    let (mut out, mut cur, mut inq) = (Vec::new(), String::new(), false);
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' if inq && chars.peek() == Some(&'"') => {
+                cur.push('"');
+                chars.next();
+            }
+            '"' => inq = !inq,
+            ',' if !inq => out.push(std::mem::take(&mut cur)),
+            c => cur.push(c),
+        }
+    }
+    out.push(cur);
+    out
+}
+
+#[test]
+fn client_killed_mid_run_then_daemon_serves_the_next() {
+    let s = Serve::start(&[]);
+    let mut victim = bin()
+        .args(["live", "stream", "--peer", &s.addr, "--time", "20", "--quiet"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    victim.kill().unwrap();
+    victim.wait().unwrap();
+    // Also a UDP client, whose death the daemon cannot see on the data socket.
+    let mut victim = bin()
+        .args(["live", "latency", "--transport", "udp", "--peer", &s.addr, "--time", "20", "--quiet"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    victim.kill().unwrap();
+    victim.wait().unwrap();
+    let t = Instant::now();
+    let o = live(&["latency", "--peer", &s.addr, "--iterations", "500", "--json", "--quiet"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(json_lines(&o)[0]["value"].as_f64().unwrap() > 0.0);
+    assert!(t.elapsed() < Duration::from_secs(10));
+}
+
+#[test]
+fn daemon_killed_mid_sweep_keeps_measured_points_and_reports_the_error() {
+    let mut s = Serve::start(&[]);
+    let mut client = bin()
+        .args(["live", "latency", "--peer", &s.addr, "--sizes", "1..64K", "--iterations", "20000", "--json", "--quiet"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(client.stdout.take().unwrap());
+    let mut first = String::new();
+    out.read_line(&mut first).unwrap();
+    // One point measured; now the daemon dies.
+    s.child.kill().unwrap();
+    s.child.wait().unwrap();
+    let mut rest = String::new();
+    out.read_to_string(&mut rest).unwrap();
+    let status = client.wait().unwrap();
+    let mut err = String::new();
+    client.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    assert_eq!(status.code(), Some(1), "{err}");
+    let recs: Vec<serde_json::Value> = std::iter::once(first.as_str()).chain(rest.lines()).filter(|l| !l.trim().is_empty()).map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert!(recs[0]["value"].as_f64().unwrap() > 0.0, "{}", recs[0]);
+    let last = recs.last().unwrap();
+    assert!(last["error"].as_str().unwrap().contains("daemon"), "{last}");
+    assert!(last["value"].is_null());
+    assert!(recs.len() < 17, "the sweep must stop after the daemon died");
+    assert!(err.contains("stopping the sweep"), "{err}");
+}
+
+#[test]
+fn port_in_use_and_unsafe_binds_are_refused() {
+    let held = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = held.local_addr().unwrap().port().to_string();
+    let o = bin().args(["serve", "--port", &port]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).contains("address already in use"), "{}", text(&o));
+    // Never serve beyond loopback without a secret (refused before binding).
+    let o = bin().args(["serve", "--bind", "0.0.0.0", "--port", "0"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).contains("without a shared secret"), "{}", text(&o));
+}
+
+#[test]
+fn token_from_file_and_wrong_token() {
+    let f = std::env::temp_dir().join(format!("interlab-live-token-{}", std::process::id()));
+    std::fs::write(&f, "file-token-123\n").unwrap();
+    let s = Serve::start(&["--auth-token-file", f.to_str().unwrap()]);
+    let o = live(&["rr", "--peer", &s.addr, "--auth-token", "file-token-123", "--iterations", "200", "--json", "--quiet"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let r = &json_lines(&o)[0];
+    assert_eq!(r["metric"], "transaction_us");
+    assert!(!r["spec"].as_str().unwrap().contains("file-token-123"), "token leaked into the record");
+    let o = live(&["rr", "--peer", &s.addr, "--auth-token", "not-the-token", "--iterations", "200", "--quiet"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o).contains("authentication failed"), "{}", text(&o));
+    let _ = std::fs::remove_file(&f);
+}
+
+#[test]
+fn bad_arguments_name_what_was_expected() {
+    for (args, expect) in [
+        (&["nope", "--peer", "127.0.0.1"][..], "unknown pattern `nope`"),
+        (&["crr", "--peer", "127.0.0.1", "--transport", "udp"][..], "connection-oriented"),
+        (&["latency", "--peer", "127.0.0.1", "--transport", "udp", "--sizes", "1M"][..], "65507-byte"),
+        (&["latency", "--peer", "127.0.0.1", "--sizes", "x"][..], "--sizes"),
+        (&["latency", "--peer", "127.0.0.1", "--confidence", "97,5"][..], "90, 95, 99"),
+        (&["hot-spot", "--peer", "127.0.0.1", "--peer", "127.0.0.2"][..], "one server"),
+        (&["stream", "--peer", "127.0.0.1", "--iterations", "5"][..], "time-bounded"),
+        (&["latency", "--peer", "127.0.0.1:1"][..], "cannot reach the daemon"),
+    ] {
+        let o = live(args);
+        assert!(!o.status.success(), "{args:?} succeeded");
+        assert!(text(&o).contains(expect), "{args:?}: expected `{expect}` in: {}", text(&o));
+    }
+}

@@ -1,0 +1,146 @@
+//! Two hosts in network namespaces joined by a veth pair, with a known rate limit (TBF or
+//! HTB; netem is not available here): the bandwidth interlab measures must be within 10 %
+//! of the rate the kernel enforces, a figure interlab did not produce. Traffic stays inside
+//! the namespaces this test creates (10.213.x.0/24). Skipped with a notice where
+//! `ip netns add` is not permitted.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Output, Stdio};
+
+fn ip(args: &[&str]) -> Result<(), String> {
+    let o = Command::new("ip").args(args).output().map_err(|e| format!("ip: {e}"))?;
+    if o.status.success() {
+        Ok(())
+    } else {
+        Err(format!("ip {}: {}", args.join(" "), String::from_utf8_lossy(&o.stderr).trim()))
+    }
+}
+
+/// Namespaces `<a>` and `<b>` joined by veth `<va>`/`<vb>`; deleted on drop, even on failure.
+struct Pair {
+    a: String,
+    b: String,
+    va: String,
+    subnet: u8,
+}
+
+impl Drop for Pair {
+    fn drop(&mut self) {
+        // Deleting a namespace deletes the veth end inside it, and with it the peer.
+        let _ = ip(&["netns", "del", &self.a]);
+        let _ = ip(&["netns", "del", &self.b]);
+    }
+}
+
+impl Pair {
+    /// None (with a printed notice) when namespaces cannot be made here.
+    fn new(tag: u8) -> Option<Pair> {
+        let id = std::process::id() % 100_000;
+        let a = format!("ilab{id}{tag}a");
+        let b = format!("ilab{id}{tag}b");
+        if let Err(e) = ip(&["netns", "add", &a]) {
+            eprintln!("NOTICE: skipping the namespace test: `ip netns add` is not permitted here ({e})");
+            return None;
+        }
+        let p = Pair { a, b, va: format!("ilv{id}{tag}a"), subnet: 100 + tag };
+        let vb = format!("ilv{id}{tag}b");
+        let (na, nb) = (format!("10.213.{}.1/24", p.subnet), format!("10.213.{}.2/24", p.subnet));
+        let steps: Vec<Vec<&str>> = vec![
+            vec!["netns", "add", &p.b],
+            vec!["link", "add", &p.va, "type", "veth", "peer", "name", &vb],
+            vec!["link", "set", &p.va, "netns", &p.a],
+            vec!["link", "set", &vb, "netns", &p.b],
+            vec!["-n", &p.a, "addr", "add", &na, "dev", &p.va],
+            vec!["-n", &p.b, "addr", "add", &nb, "dev", &vb],
+            vec!["-n", &p.a, "link", "set", &p.va, "up"],
+            vec!["-n", &p.b, "link", "set", &vb, "up"],
+            vec!["-n", &p.a, "link", "set", "lo", "up"],
+            vec!["-n", &p.b, "link", "set", "lo", "up"],
+        ];
+        for s in steps {
+            if let Err(e) = ip(&s) {
+                eprintln!("NOTICE: skipping the namespace test: {e}");
+                return None;
+            }
+        }
+        Some(p)
+    }
+
+    fn server_ip(&self) -> String {
+        format!("10.213.{}.2", self.subnet)
+    }
+
+    /// Runs `tc` inside namespace a (the sender's egress is shaped).
+    fn tc(&self, args: &[&str]) {
+        let o = Command::new("ip").args(["netns", "exec", &self.a, "tc"]).args(args).output().expect("tc runs");
+        assert!(o.status.success(), "tc {}: {}", args.join(" "), String::from_utf8_lossy(&o.stderr));
+    }
+
+    fn exec(&self, ns: &str, args: &[&str]) -> Command {
+        let mut c = Command::new("ip");
+        c.args(["netns", "exec", ns, env!("CARGO_BIN_EXE_interlab")]).args(args);
+        c
+    }
+}
+
+/// A daemon inside namespace b, killed on drop.
+struct Daemon(Child);
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+const TOKEN: &str = "netns-test-token";
+
+fn serve(p: &Pair) -> Daemon {
+    let bind = p.server_ip();
+    let mut child = p
+        .exec(&p.b, &["serve", "--bind", &bind, "--port", "7400", "--auth-token", TOKEN, "--quiet"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("serve starts");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    assert!(line.contains("listening on"), "daemon did not start: {line}");
+    Daemon(child)
+}
+
+fn measure_mbit(p: &Pair, pattern: &str, extra: &[&str]) -> f64 {
+    let peer = p.server_ip();
+    let o: Output = p
+        .exec(&p.a, &["live", pattern, "--peer", &peer, "--auth-token", TOKEN, "--sizes", "64K", "--json", "--quiet"])
+        .args(extra)
+        .output()
+        .expect("live runs");
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{out}{}", String::from_utf8_lossy(&o.stderr));
+    let r: serde_json::Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+    assert_eq!(r["unit"], "MB/s");
+    // Host facts name the veth and its driver.
+    assert_eq!(r["host_local"]["interface"].as_str(), Some(p.va.as_str()));
+    assert_eq!(r["host_local"]["driver"].as_str(), Some("veth"));
+    r["value"].as_f64().unwrap() * 8.0
+}
+
+#[test]
+fn tbf_and_htb_rate_limits_are_measured_within_ten_percent() {
+    let Some(p) = Pair::new(1) else { return };
+    let rate = 200.0;
+    // Token bucket on the sender's egress.
+    p.tc(&["qdisc", "add", "dev", &p.va, "root", "tbf", "rate", "200mbit", "burst", "64kb", "latency", "50ms"]);
+    let _d = serve(&p);
+    let got = measure_mbit(&p, "stream", &["--time", "1.5", "--warmup-time", "0.3"]);
+    eprintln!("TBF 200 Mbit/s: interlab stream measured {got:.1} Mbit/s");
+    assert!((got / rate - 1.0).abs() <= 0.10, "TBF {rate} Mbit/s: measured {got:.1} Mbit/s");
+    // Hierarchical token bucket instead; two parallel streams share it.
+    p.tc(&["qdisc", "del", "dev", &p.va, "root"]);
+    p.tc(&["qdisc", "add", "dev", &p.va, "root", "handle", "1:", "htb", "default", "10"]);
+    p.tc(&["class", "add", "dev", &p.va, "parent", "1:", "classid", "1:10", "htb", "rate", "200mbit", "ceil", "200mbit"]);
+    let got = measure_mbit(&p, "multi-stream", &["--streams", "2", "--time", "1.5", "--warmup-time", "0.3"]);
+    eprintln!("HTB 200 Mbit/s: interlab multi-stream (2) measured {got:.1} Mbit/s");
+    assert!((got / rate - 1.0).abs() <= 0.10, "HTB {rate} Mbit/s: measured {got:.1} Mbit/s");
+}

@@ -1,0 +1,252 @@
+//! MPI over the verbs model, after MVAPICH.
+//!
+//! * **RC** (MVAPICH): messages up to the eager threshold are copied into pre-registered
+//!   buffers and written by RDMA into the peer's persistent buffers (the "fast path": the
+//!   receiver polls, then copies out). Larger ones use the RPUT rendezvous: RTS, CTS, the
+//!   data by RDMA write straight from the user buffer, then FIN on the same queue pair.
+//!   With several rails (ports or QPs), rendezvous data above the striping threshold is
+//!   split evenly, with a FIN per rail; smaller messages use the first rail.
+//! * **UD**: the library fragments every message into datagrams of one MTU, copies in and
+//!   out, and provides reliability itself: a sliding window of unacknowledged fragments,
+//!   acknowledgements from the receiver.
+//! * **UC**: every message is one UC send (copied through buffers, no rendezvous
+//!   handshake); the receiver acknowledges each, and a message completes at the sender only
+//!   then.
+
+use crate::event::Ev;
+use crate::node::Node;
+use crate::params::{ParamError, Table};
+use crate::transport::packet::{MsgMeta, UlpKind};
+use interlab_kernel::{Ctx, Time};
+use interlab_patterns::{Input, Message, Op};
+use std::collections::{BTreeMap, VecDeque};
+
+fn ns(x: f64) -> Time {
+    (x * 1000.0).round() as Time
+}
+
+/// The MPI library's parameters (profile section `[mpi]`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct MpiSpec {
+    /// Largest message sent eagerly (RC), bytes.
+    pub eager_threshold_bytes: u64,
+    /// Host memory copy bandwidth for copies through library buffers, MB/s.
+    pub copy_mbytes_per_s: f64,
+    /// Library CPU time per message at each end (matching, progress, headers), ns.
+    pub overhead_ns: f64,
+    /// MPI header on every data message, bytes.
+    pub header_bytes: u64,
+    /// Control message (RTS, CTS, FIN, ACK) size, bytes.
+    pub ctrl_bytes: u64,
+    /// UD design: unacknowledged fragments allowed per peer.
+    pub ud_window_packets: u64,
+}
+
+impl MpiSpec {
+    /// Reads `[mpi]`.
+    pub fn from_table(t: &mut Table) -> Result<Self, ParamError> {
+        Ok(MpiSpec {
+            eager_threshold_bytes: t.param_u64("eager_threshold_bytes", "bytes", 0)?,
+            copy_mbytes_per_s: t.param("copy_mbytes_per_s", "MB/s")?,
+            overhead_ns: t.param("overhead_ns", "ns")?,
+            header_bytes: t.param_u64("header_bytes", "bytes", 0)?,
+            ctrl_bytes: t.param_u64("ctrl_bytes", "bytes", 1)?,
+            ud_window_packets: t.param_u64("ud_window_packets", "packets", 1)?,
+        })
+    }
+
+    fn copy_ps(&self, bytes: u64) -> Time {
+        (bytes as f64 * 1e6 / self.copy_mbytes_per_s).round() as Time
+    }
+}
+
+/// Which MPI design a channel uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MpiDesign {
+    Rc,
+    Ud,
+    Uc,
+}
+
+impl MpiDesign {
+    /// Spec name.
+    pub fn name(self) -> &'static str {
+        match self {
+            MpiDesign::Rc => "rc",
+            MpiDesign::Ud => "ud",
+            MpiDesign::Uc => "uc",
+        }
+    }
+}
+
+/// One end of an MPI connection: protocol state.
+#[derive(Debug, Clone)]
+pub struct MpiEnd {
+    pub design: MpiDesign,
+    /// Rendezvous data above this is striped over all rails (None: never).
+    pub stripe_threshold: Option<u64>,
+    /// Sender: rendezvous messages waiting for their CTS.
+    waiting_cts: BTreeMap<u64, Message>,
+    /// Receiver: FINs (RC) or fragments (UD) seen per message.
+    parts_seen: BTreeMap<u64, u64>,
+    /// UD sender: fragments waiting for window room, and fragments unacknowledged.
+    ud_queue: VecDeque<(u64, MsgMeta)>,
+    ud_unacked: u64,
+    /// UD receiver: fragments since the last acknowledgement.
+    ud_since_ack: u64,
+}
+
+impl MpiEnd {
+    /// A fresh end.
+    pub fn new(design: MpiDesign, stripe_threshold: Option<u64>) -> Self {
+        MpiEnd {
+            design,
+            stripe_threshold,
+            waiting_cts: BTreeMap::new(),
+            parts_seen: BTreeMap::new(),
+            ud_queue: VecDeque::new(),
+            ud_unacked: 0,
+            ud_since_ack: 0,
+        }
+    }
+}
+
+impl Node {
+    fn mpi_spec(&self) -> &MpiSpec {
+        self.prof.mpi.as_ref().expect("validated: MPI channels need a profile [mpi] section")
+    }
+
+    fn end_mut(&mut self, chan: u32) -> &mut MpiEnd {
+        self.chans.get_mut(&chan).and_then(|c| c.mpi.as_mut()).expect("MPI channel")
+    }
+
+    /// The program posted `m` (an MPI send) at CPU time `t`; returns when the CPU is done.
+    pub(crate) fn mpi_send(&mut self, m: Message, mut t: Time, ctx: &mut Ctx<'_, Ev>) -> Time {
+        let spec = self.mpi_spec().clone();
+        let end = self.chans.get_mut(&m.chan).expect("channel");
+        let msg_id = end.next_msg;
+        end.next_msg += 1;
+        let rail0 = end.qps[0];
+        let design = end.mpi.as_ref().expect("MPI").design;
+        let meta = |ulp, bytes| MsgMeta { chan: m.chan, tag: m.tag, msg_id, parts: 1, bytes, notify: true, ulp };
+        t += ns(spec.overhead_ns);
+        match design {
+            MpiDesign::Rc if m.bytes <= spec.eager_threshold_bytes => {
+                t += spec.copy_ps(m.bytes);
+                t = self.post_wr(rail0, Op::RdmaWrite, m.bytes + spec.header_bytes, meta(UlpKind::Eager, m.bytes), t, ctx);
+            }
+            MpiDesign::Rc => {
+                self.end_mut(m.chan).waiting_cts.insert(msg_id, m);
+                t = self.post_wr(rail0, Op::Send, spec.ctrl_bytes, meta(UlpKind::Rts, m.bytes), t, ctx);
+            }
+            MpiDesign::Uc => {
+                t += spec.copy_ps(m.bytes);
+                t = self.post_wr(rail0, Op::Send, m.bytes + spec.header_bytes, meta(UlpKind::Eager, m.bytes), t, ctx);
+            }
+            MpiDesign::Ud => {
+                t += spec.copy_ps(m.bytes);
+                let frag = self.prof.link.mtu_bytes as u64 - spec.header_bytes;
+                let n = m.bytes.div_ceil(frag).max(1);
+                for i in 0..n {
+                    let bytes = (m.bytes - i * frag).min(frag);
+                    let fm = MsgMeta { parts: n as u16, ..meta(UlpKind::Frag { last: i + 1 == n }, m.bytes) };
+                    self.end_mut(m.chan).ud_queue.push_back((bytes + spec.header_bytes, fm));
+                }
+                t = self.ud_pump(m.chan, t, ctx);
+            }
+        }
+        t
+    }
+
+    /// Sends queued UD fragments while the window allows.
+    fn ud_pump(&mut self, chan: u32, mut t: Time, ctx: &mut Ctx<'_, Ev>) -> Time {
+        let window = self.mpi_spec().ud_window_packets;
+        let rail0 = self.chans[&chan].qps[0];
+        loop {
+            let end = self.end_mut(chan);
+            if end.ud_unacked >= window {
+                break;
+            }
+            let Some((bytes, meta)) = end.ud_queue.pop_front() else { break };
+            end.ud_unacked += 1;
+            t = self.post_wr(rail0, Op::Send, bytes, meta, t, ctx);
+        }
+        t
+    }
+
+    /// An MPI message reached the library of process `proc` (after the poll noticed it).
+    pub(crate) fn mpi_arrival(&mut self, proc: u16, meta: MsgMeta, cqe: bool, ctx: &mut Ctx<'_, Ev>) {
+        let spec = self.mpi_spec().clone();
+        let core = self.procs[proc as usize].core as usize;
+        let start = ctx.now().max(self.core_free[core]);
+        let mut t = start + if cqe { ns(self.prof.host.cqe_poll_ns) } else { 0 };
+        let chan = meta.chan;
+        let rail0 = self.chans[&chan].qps[0];
+        let deliver = Input::Arrived { chan, bytes: meta.bytes, tag: meta.tag };
+        let ctrl = |ulp| MsgMeta { bytes: meta.bytes, ulp, parts: 1, notify: true, ..meta };
+        match meta.ulp {
+            UlpKind::Eager => {
+                t += ns(spec.overhead_ns) + spec.copy_ps(meta.bytes);
+                if self.end_mut(chan).design == MpiDesign::Uc {
+                    // The UC design acknowledges every message; the sender completes on it.
+                    t = self.post_wr(rail0, Op::Send, spec.ctrl_bytes, ctrl(UlpKind::Ack { packets: 1 }), t, ctx);
+                }
+                t = self.feed(proc, deliver, t, ctx);
+            }
+            UlpKind::Rts => {
+                t += ns(spec.overhead_ns);
+                t = self.post_wr(rail0, Op::Send, spec.ctrl_bytes, ctrl(UlpKind::Cts), t, ctx);
+            }
+            UlpKind::Cts => {
+                t += ns(spec.overhead_ns);
+                let end = self.chans.get_mut(&chan).expect("channel");
+                let m = end.mpi.as_mut().expect("MPI").waiting_cts.remove(&meta.msg_id).expect("CTS for a pending RTS");
+                let qps = end.qps.clone();
+                let stripe = end.mpi.as_ref().expect("MPI").stripe_threshold.is_some_and(|th| m.bytes > th) && qps.len() > 1;
+                let rails: Vec<u32> = if stripe { qps } else { vec![qps[0]] };
+                let n = rails.len() as u64;
+                for (i, &q) in rails.iter().enumerate() {
+                    let share = m.bytes / n + u64::from((i as u64) < m.bytes % n);
+                    let data = MsgMeta { notify: false, parts: n as u16, ..ctrl(UlpKind::RndvData) };
+                    t = self.post_wr(q, Op::RdmaWrite, share, data, t, ctx);
+                    t = self.post_wr(q, Op::Send, spec.ctrl_bytes, MsgMeta { parts: n as u16, ..ctrl(UlpKind::Fin) }, t, ctx);
+                }
+            }
+            UlpKind::Fin | UlpKind::Frag { .. } => {
+                let end = self.end_mut(chan);
+                let seen = end.parts_seen.entry(meta.msg_id).or_insert(0);
+                *seen += 1;
+                let complete = *seen >= meta.parts as u64;
+                if complete {
+                    end.parts_seen.remove(&meta.msg_id);
+                }
+                if let UlpKind::Frag { .. } = meta.ulp {
+                    let frag = self.prof.link.mtu_bytes as u64 - spec.header_bytes;
+                    t += spec.copy_ps(frag.min(meta.bytes));
+                    let end = self.end_mut(chan);
+                    end.ud_since_ack += 1;
+                    // Acknowledge every quarter window, and at the end of each message.
+                    if complete || end.ud_since_ack >= (spec.ud_window_packets / 4).max(1) {
+                        let packets = end.ud_since_ack as u32;
+                        end.ud_since_ack = 0;
+                        t = self.post_wr(rail0, Op::Send, spec.ctrl_bytes, ctrl(UlpKind::Ack { packets }), t, ctx);
+                    }
+                }
+                if complete {
+                    t += ns(spec.overhead_ns);
+                    t = self.feed(proc, deliver, t, ctx);
+                }
+            }
+            UlpKind::Ack { packets } => {
+                let end = self.end_mut(chan);
+                if end.design == MpiDesign::Ud {
+                    end.ud_unacked = end.ud_unacked.saturating_sub(packets as u64);
+                    t = self.ud_pump(chan, t, ctx);
+                }
+            }
+            UlpKind::RndvData | UlpKind::Raw => {}
+        }
+        self.core_free[core] = t;
+        self.stats.core_busy_ps[core] += t - start;
+    }
+}
