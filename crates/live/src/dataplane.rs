@@ -1,0 +1,383 @@
+//! The daemon's side of one point: listeners for the data channels, accepting and checking
+//! them (cookie, channel), the worker threads, and tearing all of it down.
+
+use crate::clock::Clock;
+use crate::conn::{parse_hello, DataConn, HELLO_BYTES, UDP_MAX_PAYLOAD};
+use crate::engine::txn::{serve_connecting, Listener};
+use crate::engine::{spawn_initiator, spawn_responder, ChanSpec, InitResult, SharedReceiver};
+use crate::proto::{BaseCode, Phase, Setup, SetupOk, Transport};
+use interlab_patterns::StreamReceiver;
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream, UdpSocket};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// Largest message a daemon accepts to carry, bytes.
+pub const MAX_MESSAGE: u64 = 64 << 20;
+
+/// Checks a Setup before anything is created.
+pub fn validate(s: &Setup) -> Result<(), String> {
+    if s.size == 0 || s.size > MAX_MESSAGE {
+        return Err(format!("message size {} B is out of range (1 B to {} MiB)", s.size, MAX_MESSAGE >> 20));
+    }
+    if s.response_size > MAX_MESSAGE {
+        return Err(format!("response size {} B exceeds {} MiB", s.response_size, MAX_MESSAGE >> 20));
+    }
+    if matches!(s.base, BaseCode::Rr | BaseCode::Crr) && s.response_size == 0 {
+        return Err("response size must be at least 1 byte".into());
+    }
+    if s.window == 0 || s.window > 1 << 20 {
+        return Err(format!("window {} is out of range (1 to 1048576 messages)", s.window));
+    }
+    if s.channels.is_empty() || s.channels.len() > 256 {
+        return Err(format!("{} channels requested (1 to 256 per session)", s.channels.len()));
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    for c in &s.channels {
+        if !seen.insert(c.chan) {
+            return Err(format!("channel {} listed twice", c.chan));
+        }
+        if c.server_initiates && s.base == BaseCode::Stream {
+            return Err("stream channels are initiated by the client".into());
+        }
+        if c.server_initiates && matches!(s.base, BaseCode::Connect | BaseCode::Crr | BaseCode::Rr) {
+            return Err("transaction channels are initiated by the client".into());
+        }
+    }
+    if s.transport == Transport::Udp {
+        if matches!(s.base, BaseCode::Connect | BaseCode::Crr) {
+            return Err("connect and crr need a connection-oriented transport (tcp or unix), not udp".into());
+        }
+        if s.size.max(s.response_size) > UDP_MAX_PAYLOAD {
+            return Err(format!("UDP messages are single datagrams: {} B exceeds the {UDP_MAX_PAYLOAD}-byte limit", s.size.max(s.response_size)));
+        }
+    }
+    Ok(())
+}
+
+enum Listening {
+    Tcp(TcpListener),
+    Unix(UnixListener),
+    Udp(Vec<(u32, UdpSocket)>),
+}
+
+/// A point being served.
+pub struct DataPlane {
+    setup: Setup,
+    cookie: [u8; 16],
+    listening: Option<Listening>,
+    unix_path: Option<PathBuf>,
+    wake: Option<SocketAddr>,
+    stop: Arc<AtomicBool>,
+    closers: Vec<crate::conn::Closer>,
+    responders: Vec<JoinHandle<Result<(), String>>>,
+    initiators: Vec<(u32, Sender<Phase>, JoinHandle<()>)>,
+    results: Option<Receiver<InitResult>>,
+    receivers: BTreeMap<u32, SharedReceiver>,
+    txn_thread: Option<JoinHandle<Result<(), String>>>,
+    pub clock: Clock,
+}
+
+impl DataPlane {
+    /// Creates the listeners for `setup` on `bind`; returns the plane and where to connect.
+    pub fn listen(setup: Setup, bind: IpAddr) -> Result<(DataPlane, SetupOk), String> {
+        validate(&setup)?;
+        let cookie = crate::auth::random_bytes::<16>()?;
+        let mut ok = SetupOk { cookie, tcp_port: 0, udp_ports: vec![], unix_path: String::new() };
+        let mut unix_path = None;
+        let listening = match setup.transport {
+            Transport::Tcp => {
+                let l = TcpListener::bind((bind, 0)).map_err(|e| format!("cannot open a TCP data listener on {bind}: {e}"))?;
+                ok.tcp_port = l.local_addr().map_err(|e| e.to_string())?.port();
+                Listening::Tcp(l)
+            }
+            Transport::Unix => {
+                let name: String = crate::auth::random_bytes::<6>()?.iter().map(|b| format!("{b:02x}")).collect();
+                let p = std::env::temp_dir().join(format!("interlab-{}-{name}.sock", std::process::id()));
+                let l = UnixListener::bind(&p).map_err(|e| format!("cannot open a Unix data listener at {}: {e}", p.display()))?;
+                ok.unix_path = p.display().to_string();
+                unix_path = Some(p.clone());
+                Listening::Unix(l)
+            }
+            Transport::Udp => {
+                let mut v = Vec::new();
+                for c in &setup.channels {
+                    let s = UdpSocket::bind((bind, 0)).map_err(|e| format!("cannot open a UDP data socket on {bind}: {e}"))?;
+                    ok.udp_ports.push(s.local_addr().map_err(|e| e.to_string())?.port());
+                    v.push((c.chan, s));
+                }
+                Listening::Udp(v)
+            }
+        };
+        let wake = match &listening {
+            Listening::Tcp(l) => l.local_addr().ok(),
+            _ => None,
+        };
+        let plane = DataPlane {
+            setup,
+            cookie,
+            listening: Some(listening),
+            unix_path,
+            wake,
+            stop: Arc::new(AtomicBool::new(false)),
+            closers: vec![],
+            responders: vec![],
+            initiators: vec![],
+            results: None,
+            receivers: BTreeMap::new(),
+            txn_thread: None,
+            clock: Clock::default(),
+        };
+        Ok((plane, ok))
+    }
+
+    fn spec(&self, chan: u32) -> ChanSpec {
+        ChanSpec { chan, base: self.setup.base, size: self.setup.size, response_size: self.setup.response_size, window: self.setup.window }
+    }
+
+    /// Accepts and checks every data channel (within `timeout`), then starts the workers.
+    pub fn accept(&mut self, timeout: Duration, idle: Duration) -> Result<(), String> {
+        let listening = self.listening.take().ok_or("data plane already started")?;
+        let connecting = matches!(self.setup.base, BaseCode::Connect | BaseCode::Crr);
+        let mut conns: BTreeMap<u32, DataConn> = BTreeMap::new();
+        let wanted: Vec<u32> = self.setup.channels.iter().map(|c| c.chan).collect();
+        let deadline = Instant::now() + timeout;
+        match listening {
+            Listening::Tcp(l) if connecting => return self.start_txn(Listener::Tcp(l)),
+            Listening::Unix(l) if connecting => return self.start_txn(Listener::Unix(l)),
+            Listening::Tcp(l) => {
+                l.set_nonblocking(true).map_err(|e| e.to_string())?;
+                while conns.len() < wanted.len() {
+                    match l.accept() {
+                        Ok((s, _)) => {
+                            if let Some(ch) = check_stream(&s, &self.cookie, &wanted, &conns) {
+                                conns.insert(ch, DataConn::Tcp(s));
+                            }
+                        }
+                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => wait_or_fail(deadline, conns.len(), wanted.len())?,
+                        Err(e) => return Err(format!("accepting data connections: {e}")),
+                    }
+                }
+            }
+            Listening::Unix(l) => {
+                l.set_nonblocking(true).map_err(|e| e.to_string())?;
+                while conns.len() < wanted.len() {
+                    match l.accept() {
+                        Ok((s, _)) => {
+                            if let Some(ch) = check_unix(&s, &self.cookie, &wanted, &conns) {
+                                conns.insert(ch, DataConn::Unix(s));
+                            }
+                        }
+                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => wait_or_fail(deadline, conns.len(), wanted.len())?,
+                        Err(e) => return Err(format!("accepting data connections: {e}")),
+                    }
+                }
+            }
+            Listening::Udp(socks) => {
+                for (chan, s) in socks {
+                    let mut b = [0u8; HELLO_BYTES + 1];
+                    loop {
+                        let left = deadline.saturating_duration_since(Instant::now());
+                        if left.is_zero() {
+                            return Err(format!("channel {chan}: no UDP hello within {} s", timeout.as_secs_f64()));
+                        }
+                        s.set_read_timeout(Some(left)).map_err(|e| e.to_string())?;
+                        match s.recv_from(&mut b) {
+                            Ok((n, from)) if n == HELLO_BYTES && parse_hello(&b[..n], &self.cookie) == Some(chan) => {
+                                s.connect(from).map_err(|e| format!("channel {chan}: {e}"))?;
+                                let _ = s.send(&self.cookie);
+                                break;
+                            }
+                            Ok(_) => continue,
+                            Err(e) if crate::conn::is_timeout(&e) => continue,
+                            Err(e) => return Err(format!("channel {chan}: UDP hello: {e}")),
+                        }
+                    }
+                    conns.insert(chan, DataConn::Udp(s));
+                }
+            }
+        }
+        self.start_workers(conns, idle)
+    }
+
+    fn start_txn(&mut self, l: Listener) -> Result<(), String> {
+        let spec = self.spec(self.setup.channels[0].chan);
+        let stop = self.stop.clone();
+        let sockbuf = self.setup.sockbuf;
+        let h = std::thread::Builder::new()
+            .name("txn-accept".into())
+            .spawn(move || serve_connecting(&spec, &l, sockbuf, &stop))
+            .map_err(|e| e.to_string())?;
+        self.txn_thread = Some(h);
+        Ok(())
+    }
+
+    fn start_workers(&mut self, conns: BTreeMap<u32, DataConn>, idle: Duration) -> Result<(), String> {
+        let (rtx, rrx) = channel();
+        for (chan, conn) in conns {
+            conn.tune(self.setup.sockbuf);
+            let server_initiates = self.setup.channels.iter().any(|c| c.chan == chan && c.server_initiates);
+            // Datagram responders wake up to check for the end of the session; stream
+            // sockets are shut down instead, and time out only when the client vanished.
+            let t = if conn.is_datagram() && !server_initiates { Duration::from_millis(200) } else { idle };
+            conn.set_read_timeout(Some(t)).map_err(|e| e.to_string())?;
+            self.closers.push(conn.closer().map_err(|e| e.to_string())?);
+            let spec = self.spec(chan);
+            if server_initiates {
+                let (ptx, prx) = channel();
+                let h = spawn_initiator(spec, Some(conn), None, self.setup.sockbuf, self.clock, prx, rtx.clone()).map_err(|e| e.to_string())?;
+                self.initiators.push((chan, ptx, h));
+            } else {
+                let recv = if spec.base == BaseCode::Stream {
+                    let r: SharedReceiver = Arc::new(Mutex::new(StreamReceiver::new(1_000_000)));
+                    self.receivers.insert(chan, r.clone());
+                    Some(r)
+                } else {
+                    None
+                };
+                let h = spawn_responder(spec, conn, self.clock, self.stop.clone(), recv).map_err(|e| e.to_string())?;
+                self.responders.push(h);
+            }
+        }
+        self.results = Some(rrx);
+        Ok(())
+    }
+
+    /// Starts the daemon's initiators on a phase.
+    pub fn start_phase(&mut self, p: &Phase) -> Result<(), String> {
+        let res = StreamReceiver::resolution_for(p.warmup_ps + p.duration_ps);
+        for r in self.receivers.values() {
+            if let Ok(mut r) = r.lock() {
+                r.set_resolution(res);
+            }
+        }
+        for (chan, tx, _) in &self.initiators {
+            tx.send(*p).map_err(|_| format!("channel {chan}: the initiator has stopped (an earlier phase failed)"))?;
+        }
+        Ok(())
+    }
+
+    /// Waits for the daemon's initiators to finish the phase.
+    pub fn finish_initiators(&mut self) -> Vec<InitResult> {
+        let mut out = Vec::new();
+        if let Some(rx) = &self.results {
+            for _ in 0..self.initiators.len() {
+                match rx.recv() {
+                    Ok(r) => out.push(r),
+                    Err(_) => break,
+                }
+            }
+        }
+        out
+    }
+
+    /// Stream receivers: waits (up to `wait`) until `to` bytes arrived on `chan`, then
+    /// measures between the marks. Returns (samples, bytes received in total).
+    pub fn measure_stream(&self, chan: u32, from: u64, to: u64, wait: Duration) -> Result<(interlab_patterns::Samples, u64), String> {
+        let r = self.receivers.get(&chan).ok_or_else(|| format!("channel {chan} is not a stream this daemon receives"))?;
+        let deadline = Instant::now() + wait;
+        loop {
+            let done = r.lock().map(|g| g.total() >= to).unwrap_or(true);
+            if done || Instant::now() >= deadline {
+                break;
+            }
+            std::thread::sleep(Duration::from_micros(200));
+        }
+        let mut g = r.lock().map_err(|_| "stream receiver poisoned".to_string())?;
+        let total = g.total();
+        let s = g.measure(from, to).ok_or_else(|| format!("channel {chan}: nothing measurable arrived between bytes {from} and {to}"))?;
+        g.forget_before(to.min(total));
+        Ok((s, total))
+    }
+
+    /// Responder threads that already ended with an error.
+    pub fn failed_responders(&mut self) -> Vec<String> {
+        let mut errs = Vec::new();
+        let mut keep = Vec::new();
+        for h in self.responders.drain(..) {
+            if h.is_finished() {
+                if let Ok(Err(e)) = h.join() {
+                    errs.push(e);
+                }
+            } else {
+                keep.push(h);
+            }
+        }
+        self.responders = keep;
+        errs
+    }
+
+    /// Stops every worker and removes the Unix socket.
+    pub fn shutdown(mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        for c in &self.closers {
+            c.close();
+        }
+        let initiators = std::mem::take(&mut self.initiators);
+        for (_, tx, h) in initiators {
+            drop(tx);
+            let _ = h.join();
+        }
+        if let Some(h) = self.txn_thread.take() {
+            // Wake the blocking accept.
+            match (&self.wake, &self.unix_path) {
+                (Some(a), _) => {
+                    let _ = TcpStream::connect_timeout(a, Duration::from_secs(1));
+                }
+                (None, Some(p)) => {
+                    let _ = UnixStream::connect(p);
+                }
+                _ => {}
+            }
+            let _ = h.join();
+        }
+        for h in self.responders.drain(..) {
+            let _ = h.join();
+        }
+        if let Some(p) = &self.unix_path {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+}
+
+impl Drop for DataPlane {
+    fn drop(&mut self) {
+        if let Some(p) = &self.unix_path {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+}
+
+fn wait_or_fail(deadline: Instant, have: usize, want: usize) -> Result<(), String> {
+    if Instant::now() >= deadline {
+        return Err(format!("only {have} of {want} data connections arrived in time"));
+    }
+    std::thread::sleep(Duration::from_millis(1));
+    Ok(())
+}
+
+fn read_hello(r: &mut impl Read) -> Option<[u8; HELLO_BYTES]> {
+    let mut h = [0u8; HELLO_BYTES];
+    r.read_exact(&mut h).ok()?;
+    Some(h)
+}
+
+fn check_stream(s: &TcpStream, cookie: &[u8; 16], wanted: &[u32], have: &BTreeMap<u32, DataConn>) -> Option<u32> {
+    s.set_nonblocking(false).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
+    let h = read_hello(&mut &*s)?;
+    parse_hello(&h, cookie).filter(|c| wanted.contains(c) && !have.contains_key(c))
+}
+
+fn check_unix(s: &UnixStream, cookie: &[u8; 16], wanted: &[u32], have: &BTreeMap<u32, DataConn>) -> Option<u32> {
+    s.set_nonblocking(false).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
+    let h = read_hello(&mut &*s)?;
+    parse_hello(&h, cookie).filter(|c| wanted.contains(c) && !have.contains_key(c))
+}

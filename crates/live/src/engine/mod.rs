@@ -1,0 +1,136 @@
+//! Drivers: run the sans-IO pattern programs of `interlab_patterns` over data connections.
+//! The same drivers serve both ends (the `live` client and the `serve` daemon): an
+//! initiator runs one program per phase, a responder answers until its connection ends.
+
+pub mod program;
+pub mod stream;
+pub mod txn;
+
+use crate::clock::Clock;
+use crate::conn::DataConn;
+use crate::proto::{BaseCode, Phase};
+use interlab_patterns::{PatternKind, PatternSpec, Op, Samples, StreamReceiver};
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::sync::mpsc::{Receiver, Sender};
+use std::sync::{Arc, Mutex};
+
+/// What a channel runs, the same on both ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChanSpec {
+    pub chan: u32,
+    pub base: BaseCode,
+    /// Message (request) size, bytes.
+    pub size: u64,
+    /// Response size, bytes (rr, crr).
+    pub response_size: u64,
+    /// Messages per window.
+    pub window: u32,
+}
+
+impl ChanSpec {
+    /// The `Program` spec for ping-pong and windowed channels.
+    pub fn pattern(&self, warmup: u32, iterations: u32) -> PatternSpec {
+        let kind = if self.base == BaseCode::PingPong { PatternKind::Latency } else { PatternKind::Bandwidth };
+        PatternSpec { kind, op: Op::Send, size: self.size, window: self.window, warmup, iterations }
+    }
+
+    /// Largest message either side of this channel sends or receives, bytes.
+    pub fn max_message(&self) -> usize {
+        self.size.max(self.response_size).max(interlab_patterns::REPLY_BYTES) as usize
+    }
+}
+
+/// What an initiator reports after a phase.
+#[derive(Debug, Clone)]
+pub struct InitResult {
+    pub chan: u32,
+    pub samples: Samples,
+    /// Stream senders: absolute byte offsets on the connection bounding the measured part.
+    pub marks: Option<(u64, u64)>,
+    pub error: Option<String>,
+}
+
+/// Where connect-per-transaction channels connect.
+#[derive(Debug, Clone)]
+pub enum Target {
+    Tcp(std::net::SocketAddr),
+    Unix(PathBuf),
+}
+
+/// Spawns the initiator of one channel: it waits for phases on `phases` and answers each on
+/// `results`, until `phases` closes or a phase fails.
+pub fn spawn_initiator(
+    spec: ChanSpec,
+    conn: Option<DataConn>,
+    target: Option<Target>,
+    sockbuf: u32,
+    clock: Clock,
+    phases: Receiver<Phase>,
+    results: Sender<InitResult>,
+) -> std::io::Result<std::thread::JoinHandle<()>> {
+    std::thread::Builder::new().name(format!("init-{}", spec.chan)).spawn(move || {
+        let mut conn = conn;
+        let mut sent_total: u64 = 0;
+        let mut buf = vec![0u8; spec.max_message().max(1)];
+        while let Ok(phase) = phases.recv() {
+            let r = match (spec.base, conn.as_mut()) {
+                (BaseCode::PingPong | BaseCode::Windowed, Some(c)) => program::initiate(&spec, &phase, c, &clock, &mut buf).map(|s| (s, None)),
+                (BaseCode::Stream, Some(c)) => stream::send(&spec, &phase, c, &clock, &buf).map(|(s, (from, to))| {
+                    let marks = (sent_total + from, sent_total + to);
+                    sent_total += to;
+                    (s, Some(marks))
+                }),
+                (BaseCode::Rr, Some(c)) => txn::initiate_rr(&spec, &phase, c, &clock, &mut buf).map(|s| (s, None)),
+                (BaseCode::Connect | BaseCode::Crr, _) => match &target {
+                    Some(t) => txn::initiate_connecting(&spec, &phase, t, sockbuf, &clock, &mut buf).map(|s| (s, None)),
+                    None => Err("no connect target for a connect-per-transaction channel".into()),
+                },
+                _ => Err("no data connection for this channel".into()),
+            };
+            let failed = r.is_err();
+            let res = match r {
+                Ok((samples, marks)) => InitResult { chan: spec.chan, samples, marks, error: None },
+                Err(e) => InitResult { chan: spec.chan, samples: Samples::None, marks: None, error: Some(e) },
+            };
+            if results.send(res).is_err() || failed {
+                break;
+            }
+        }
+    })
+}
+
+/// Shared state of a stream receiver, read by the control thread at the end of a phase.
+pub type SharedReceiver = Arc<Mutex<StreamReceiver>>;
+
+/// Spawns the responder of one channel; it runs until the connection ends or `stop` is set
+/// (checked on read timeouts). Its final error, if any, is returned by the thread.
+pub fn spawn_responder(
+    spec: ChanSpec,
+    conn: DataConn,
+    clock: Clock,
+    stop: Arc<AtomicBool>,
+    receiver: Option<SharedReceiver>,
+) -> std::io::Result<std::thread::JoinHandle<Result<(), String>>> {
+    std::thread::Builder::new().name(format!("resp-{}", spec.chan)).spawn(move || {
+        let mut conn = conn;
+        match spec.base {
+            BaseCode::PingPong | BaseCode::Windowed => program::respond(&spec, &mut conn, &stop),
+            BaseCode::Rr => txn::respond_rr(&spec, &mut conn, &stop),
+            BaseCode::Stream => match receiver {
+                Some(r) => stream::receive(&mut conn, &clock, &r, &stop),
+                None => Err("stream responder without a receiver".into()),
+            },
+            BaseCode::Connect | BaseCode::Crr => Err("connect-per-transaction channels have no persistent responder".into()),
+        }
+    })
+}
+
+/// Maps an I/O error on a data connection to a message naming the channel.
+pub(crate) fn io_err(chan: u32, what: &str, e: std::io::Error) -> String {
+    if crate::conn::is_timeout(&e) {
+        format!("channel {chan}: {what}: no data within the timeout (peer stalled, or a datagram was lost)")
+    } else {
+        format!("channel {chan}: {what}: {e}")
+    }
+}

@@ -1,0 +1,547 @@
+//! Running one point: open the sessions a workload needs, run its phases (warm-up or
+//! calibration, then repetitions until the confidence rule is satisfied), and turn what was
+//! measured into one record. A failure ends the point with an error record; repetitions
+//! already measured are kept.
+
+use crate::auth::Token;
+use crate::client::{ClientSession, Peer};
+use crate::clock::{secs_to_ps, Clock, PS_PER_S};
+use crate::conn::{Closer, UDP_MAX_PAYLOAD};
+use crate::cpu::{add, usage, CpuSnapshot};
+use crate::engine::{spawn_initiator, spawn_responder, ChanSpec, InitResult, Target};
+use crate::proto::{BaseCode, ChanSamples, ChanSetup, CpuWire, Msg, Phase, PhaseEnd, Setup, StreamMark, Transport};
+use crate::record::{build, Base as RecBase};
+use crate::LiveError;
+use interlab_patterns::{
+    Base, ConfidenceReport, ConfidenceRule, ExtendedRecord, Interval, LiveFields, Samples, Side, Summary, Workload, WorkloadKind,
+};
+use std::collections::BTreeMap;
+use std::net::IpAddr;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// How long each repetition runs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum RunLength {
+    /// Warm-up and measured iterations per repetition (None: the pattern's defaults).
+    Count { warmup: Option<u32>, iterations: Option<u32> },
+    /// Warm-up and measured time per repetition, seconds.
+    Time { warmup_s: f64, duration_s: f64 },
+}
+
+/// Default measured time of streaming patterns, seconds.
+pub const DEFAULT_STREAM_S: f64 = 2.0;
+/// Default warm-up of streaming patterns, seconds.
+pub const DEFAULT_STREAM_WARMUP_S: f64 = 0.2;
+/// How long a data socket may stay silent before the run is declared stalled.
+const DATA_TIMEOUT: Duration = Duration::from_secs(60);
+/// UDP initiators: a datagram not answered within this is taken as lost.
+const UDP_REPLY_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// Everything one point needs.
+#[derive(Debug, Clone)]
+pub struct PointOptions {
+    pub workload: Workload,
+    pub transport: Transport,
+    pub peers: Vec<Peer>,
+    pub token: Option<Token>,
+    pub length: RunLength,
+    /// Repeat until confident (None: one repetition).
+    pub confidence: Option<ConfidenceRule>,
+    /// SO_SNDBUF/SO_RCVBUF for data sockets, bytes (0: kernel autotuning).
+    pub sockbuf: u32,
+    /// Experiment name for the record.
+    pub experiment: String,
+    /// The command line, for the record.
+    pub command: String,
+    pub connect_timeout: Duration,
+}
+
+/// A point's record, and the error that ended it early if any.
+#[derive(Debug, Clone)]
+pub struct PointOutcome {
+    pub record: ExtendedRecord,
+    pub error: Option<LiveError>,
+}
+
+struct LocalInit {
+    session: usize,
+    chan: u32,
+    stream: bool,
+    tx: Sender<Phase>,
+    rx: Receiver<InitResult>,
+    handle: JoinHandle<()>,
+}
+
+/// What one phase measured.
+struct PhaseOut {
+    samples: Vec<Samples>,
+    cpu_local: CpuWire,
+    cpu_remote: Option<CpuWire>,
+    wall_ps: u64,
+}
+
+/// The sessions, connections and workers of one point.
+struct Rig {
+    sessions: Vec<ClientSession>,
+    inits: Vec<LocalInit>,
+    responders: Vec<JoinHandle<Result<(), String>>>,
+    closers: Vec<Closer>,
+    stop: Arc<AtomicBool>,
+    next_phase: u32,
+    /// Stream channels: (session, chan) -> (bytes sent, bytes the daemon received), over the connection.
+    stream_bytes: BTreeMap<(usize, u32), (u64, u64)>,
+}
+
+impl Rig {
+    fn build(o: &PointOptions) -> Result<Rig, LiveError> {
+        let w = &o.workload;
+        let plan = w.channels();
+        let clock = Clock::default();
+        let mut rig = Rig {
+            sessions: vec![],
+            inits: vec![],
+            responders: vec![],
+            closers: vec![],
+            stop: Arc::new(AtomicBool::new(false)),
+            next_phase: 0,
+            stream_bytes: BTreeMap::new(),
+        };
+        for s in 0..w.sessions() {
+            let chans: Vec<_> = plan.iter().filter(|c| c.session == s).copied().collect();
+            let Some(first) = chans.first() else { continue };
+            let peer = o.peers.get(first.peer as usize).ok_or_else(|| LiveError::point(format!("no peer #{} given", first.peer + 1)))?;
+            let mut sess = ClientSession::connect(peer, o.token.as_ref(), o.connect_timeout)?;
+            let setup = Setup {
+                transport: o.transport,
+                base: BaseCode::from_base(w.kind.base()),
+                size: w.size,
+                response_size: w.response_size,
+                window: w.window,
+                channels: chans.iter().map(|c| ChanSetup { chan: c.chan, server_initiates: c.initiator == Side::Remote }).collect(),
+                sockbuf: o.sockbuf,
+            };
+            let (ok, conns) = sess.setup(&setup)?;
+            let mut conns: BTreeMap<u32, _> = conns.into_iter().collect();
+            let index = rig.sessions.len();
+            for c in &chans {
+                let spec = ChanSpec { chan: c.chan, base: setup.base, size: w.size, response_size: w.response_size, window: w.window };
+                let conn = conns.remove(&c.chan);
+                if let Some(conn) = &conn {
+                    let udp = conn.is_datagram();
+                    let t = match (c.initiator, udp) {
+                        (Side::Local, true) => UDP_REPLY_TIMEOUT,
+                        (Side::Remote, true) => Duration::from_millis(200),
+                        _ => DATA_TIMEOUT,
+                    };
+                    conn.set_read_timeout(Some(t)).map_err(|e| LiveError::point(e.to_string()))?;
+                    rig.closers.push(conn.closer().map_err(|e| LiveError::point(e.to_string()))?);
+                }
+                match c.initiator {
+                    Side::Local => {
+                        let target = match o.transport {
+                            Transport::Unix => Some(Target::Unix(PathBuf::from(&ok.unix_path))),
+                            _ => Some(Target::Tcp(sess.data_addr(&ok))),
+                        };
+                        let (ptx, prx) = channel();
+                        let (rtx, rrx) = channel();
+                        let handle = spawn_initiator(spec, conn, target, o.sockbuf, clock, prx, rtx).map_err(|e| LiveError::point(e.to_string()))?;
+                        rig.inits.push(LocalInit { session: index, chan: c.chan, stream: c.base == Base::Stream, tx: ptx, rx: rrx, handle });
+                    }
+                    Side::Remote => {
+                        let conn = conn.ok_or_else(|| LiveError::point(format!("channel {} has no data connection", c.chan)))?;
+                        let h = spawn_responder(spec, conn, clock, rig.stop.clone(), None).map_err(|e| LiveError::point(e.to_string()))?;
+                        rig.responders.push(h);
+                    }
+                }
+            }
+            rig.sessions.push(sess);
+        }
+        Ok(rig)
+    }
+
+    /// Runs one phase on every channel.
+    fn phase(&mut self, warmup: u32, iterations: u32, warmup_ps: u64, duration_ps: u64) -> Result<PhaseOut, LiveError> {
+        self.next_phase += 1;
+        let ph = Phase { id: self.next_phase, warmup, iterations, warmup_ps, duration_ps };
+        for s in &mut self.sessions {
+            s.send(&Msg::Phase(ph))?;
+        }
+        let before = CpuSnapshot::take();
+        let t0 = Instant::now();
+        for i in &self.inits {
+            i.tx.send(ph).map_err(|_| LiveError::point(format!("channel {}: the initiator stopped after an earlier failure", i.chan)))?;
+        }
+        let mut local: Vec<(usize, InitResult)> = Vec::new();
+        let mut errors: Vec<String> = Vec::new();
+        for i in &self.inits {
+            match i.rx.recv() {
+                Ok(r) => {
+                    if let Some(e) = &r.error {
+                        errors.push(e.clone());
+                    }
+                    local.push((i.session, r));
+                }
+                Err(_) => errors.push(format!("channel {}: the initiator thread ended", i.chan)),
+            }
+        }
+        let mut samples = Vec::new();
+        let mut marks: Vec<Vec<StreamMark>> = vec![vec![]; self.sessions.len()];
+        for (s, r) in &local {
+            let stream = self.inits.iter().any(|i| i.session == *s && i.chan == r.chan && i.stream);
+            match (stream, r.marks) {
+                (true, Some((from, to))) => {
+                    marks[*s].push(StreamMark { chan: r.chan, from, to });
+                    self.stream_bytes.entry((*s, r.chan)).or_default().0 = to;
+                }
+                (true, None) => {}
+                (false, _) => samples.push(r.samples.clone()),
+            }
+        }
+        let mut cpu_remote = None;
+        let mut remote_err: Option<LiveError> = None;
+        for (k, s) in self.sessions.iter_mut().enumerate() {
+            let wait = DATA_TIMEOUT + Duration::from_nanos((warmup_ps + duration_ps) / 1000);
+            let r = s.send(&Msg::PhaseEnd(PhaseEnd { id: ph.id, marks: std::mem::take(&mut marks[k]) })).and_then(|_| s.recv(wait, "PhaseResult"));
+            match r {
+                Ok(Msg::PhaseResult(pr)) if pr.id == ph.id => {
+                    if cpu_remote.is_none() {
+                        cpu_remote = Some(pr.cpu);
+                    }
+                    for c in pr.channels {
+                        if !c.error.is_empty() {
+                            errors.push(format!("daemon at {}: {}", s.peer.label, c.error));
+                        }
+                        if let Some(e) = self.stream_bytes.get_mut(&(k, c.chan)) {
+                            e.1 = c.received;
+                        }
+                        match c.samples {
+                            ChanSamples::Latency(v) => samples.push(Samples::Latency(v)),
+                            ChanSamples::Bandwidth { bytes, elapsed_ps, messages } => samples.push(Samples::Bandwidth { bytes, elapsed_ps, messages }),
+                            ChanSamples::None => {}
+                        }
+                    }
+                }
+                Ok(other) => {
+                    remote_err = Some(LiveError::peer(format!("daemon at {}: unexpected {} (expected PhaseResult)", s.peer.label, other.name())));
+                    break;
+                }
+                Err(e) => {
+                    remote_err = Some(e);
+                    break;
+                }
+            }
+        }
+        let cpu_local = before.until(&CpuSnapshot::take());
+        // Phase to PhaseResult: covers the daemons' initiators too (fan-in, bibw).
+        let wall_ps = t0.elapsed().as_nanos() as u64 * 1000;
+        if let Some(mut e) = remote_err {
+            if !errors.is_empty() {
+                e.message = format!("{}; {}", errors.join("; "), e.message);
+            }
+            return Err(e);
+        }
+        if !errors.is_empty() {
+            return Err(LiveError::point(errors.join("; ")));
+        }
+        Ok(PhaseOut { samples, cpu_local, cpu_remote, wall_ps })
+    }
+
+    /// Ends the sessions and stops every worker.
+    fn finish(self) {
+        for s in self.sessions {
+            s.bye();
+        }
+        self.stop.store(true, Ordering::Relaxed);
+        for c in &self.closers {
+            c.close();
+        }
+        for i in self.inits {
+            drop(i.tx);
+            let _ = i.handle.join();
+        }
+        for h in self.responders {
+            let _ = h.join();
+        }
+    }
+
+    fn loss_pct(&self) -> Option<f64> {
+        let (sent, recv) = self.stream_bytes.values().fold((0u64, 0u64), |a, b| (a.0 + b.0, a.1 + b.1));
+        if sent == 0 {
+            return None;
+        }
+        Some(100.0 * sent.saturating_sub(recv) as f64 / sent as f64)
+    }
+}
+
+/// Checks what can be checked before connecting.
+pub fn check(o: &PointOptions) -> Result<(), String> {
+    let w = &o.workload;
+    w.validate()?;
+    if o.peers.len() as u32 != w.peers {
+        return Err(format!("{} peers given, the workload expects {}", o.peers.len(), w.peers));
+    }
+    if o.transport == Transport::Udp {
+        if w.kind.needs_connections() {
+            return Err(format!("{} needs a connection-oriented transport (tcp or unix), not udp", w.kind.name()));
+        }
+        let biggest = w.size.max(if w.kind.base() == Base::Txn(interlab_patterns::TxnKind::RequestResponse) { w.response_size } else { 0 });
+        if biggest > UDP_MAX_PAYLOAD {
+            return Err(format!("UDP messages are single datagrams: {biggest} B exceeds the {UDP_MAX_PAYLOAD}-byte limit (use --sizes up to 32K)"));
+        }
+    }
+    if o.transport == Transport::Unix && o.peers.iter().any(|p| !p.addr.ip().is_loopback()) {
+        return Err("unix sockets need the daemon on this host: give a loopback --peer".into());
+    }
+    if let Some(r) = &o.confidence {
+        r.validate()?;
+    }
+    match o.length {
+        RunLength::Time { warmup_s, duration_s } if !(duration_s > 0.0 && warmup_s >= 0.0 && duration_s.is_finite() && warmup_s.is_finite()) => {
+            Err(format!("run time {duration_s} s / warm-up {warmup_s} s: expected a positive time and a non-negative warm-up"))
+        }
+        RunLength::Count { iterations: Some(_), .. } if w.kind.time_bounded() => {
+            Err(format!("{} is time-bounded: give --time SECONDS instead of --iterations", w.kind.name()))
+        }
+        RunLength::Count { iterations: Some(0), .. } => Err("--iterations must be at least 1".into()),
+        _ => Ok(()),
+    }
+}
+
+struct Collected {
+    values: Vec<f64>,
+    pooled_us: Vec<f64>,
+    rates: Vec<f64>,
+    bytes: u64,
+    transactions: u64,
+    cpu_local: Option<CpuWire>,
+    cpu_remote: Option<CpuWire>,
+    metric: &'static str,
+    unit: &'static str,
+}
+
+/// Runs one point. A bad peer or a failed run gives an error record (Ok); Err only if a
+/// record cannot be built at all (an internal schema mismatch).
+pub fn run_point(o: &PointOptions) -> Result<PointOutcome, String> {
+    let w = o.workload;
+    let mut flags = Vec::new();
+    let mut c = Collected {
+        values: vec![],
+        pooled_us: vec![],
+        rates: vec![],
+        bytes: 0,
+        transactions: 0,
+        cpu_local: None,
+        cpu_remote: None,
+        metric: "",
+        unit: "",
+    };
+    let (mut warmup_rec, mut iters_rec, mut duration_s) = (0u32, 0u32, None);
+    let mut host_local = None;
+    let mut host_remote = None;
+    let mut loss = None;
+    let mut local_ip: Option<IpAddr> = None;
+    let err: Option<LiveError> = (|| {
+        check(o).map_err(LiveError::point)?;
+        let mut rig = Rig::build(o)?;
+        local_ip = rig.sessions.first().map(|s| s.local_ip);
+        host_remote = rig.sessions.first().map(|s| s.remote_host.clone());
+        let r = measure(o, &mut rig, &mut c, &mut flags, &mut warmup_rec, &mut iters_rec, &mut duration_s);
+        if o.transport == Transport::Udp {
+            loss = rig.loss_pct();
+        }
+        rig.finish();
+        r
+    })()
+    .err();
+    host_local = host_local.or_else(|| Some(crate::host::facts(local_ip)));
+    let loopback = o.peers.iter().all(|p| p.addr.ip().is_loopback());
+    // Defaults for an error before anything was measured.
+    if c.metric.is_empty() {
+        let r = w.report(&[]);
+        let (m, u) = match w.kind.base() {
+            Base::PingPong => ("latency_us", "us"),
+            Base::Txn(interlab_patterns::TxnKind::Connect) => ("connect_us", "us"),
+            Base::Txn(_) => ("transaction_us", "us"),
+            _ => ("bandwidth_MBps", "MB/s"),
+        };
+        debug_assert!(r.is_err());
+        c.metric = m;
+        c.unit = u;
+    }
+    let mut error_text = None;
+    if let Some(e) = &err {
+        if c.values.is_empty() {
+            error_text = Some(e.message.clone());
+        } else {
+            flags.push(format!("stopped after {} repetition(s): {}", c.values.len(), e.message));
+        }
+    }
+    let value = if c.values.is_empty() { f64::NAN } else { c.values.iter().sum::<f64>() / c.values.len() as f64 };
+    let summary: Option<Summary> = Summary::of(&c.pooled_us);
+    let confidence = o.confidence.and_then(|rule| {
+        Interval::of(&c.values, rule.level_pct).map(|interval| ConfidenceReport { interval, requested_width_pct: rule.width_pct, met: interval.width_pct <= rule.width_pct })
+    });
+    if let Some(ci) = &confidence {
+        if !ci.met {
+            flags.push(format!(
+                "confidence not achieved: +-{:.2} % at {} % after {} repetitions (requested +-{:.2} %)",
+                ci.interval.width_pct / 2.0,
+                ci.interval.level_pct,
+                ci.interval.repetitions,
+                ci.requested_width_pct / 2.0
+            ));
+        }
+    }
+    let cpu_local = c.cpu_local.and_then(|w| usage(&w, c.bytes, c.transactions));
+    let cpu_remote = c.cpu_remote.and_then(|w| usage(&w, c.bytes, c.transactions));
+    if (cpu_local.is_none() || cpu_remote.is_none()) && !c.values.is_empty() {
+        let side = if cpu_local.is_none() { "here" } else { "on the peer" };
+        flags.push(format!("cpu not measured {side}: the run is shorter than /proc/stat's 10 ms tick"));
+    }
+    if let Some(u) = &cpu_local {
+        if u.window_s < 1.0 {
+            flags.push(format!("cpu window {:.2} s is short: /proc/stat counts 10 ms ticks, utilisation is coarse", u.window_s));
+        }
+        if loopback {
+            flags.push("client and daemon share this machine: each system CPU figure includes both ends".into());
+        }
+    }
+    if let Some(l) = loss {
+        if l > 0.0 {
+            flags.push(format!("{l:.2} % of the bytes sent were lost (datagrams dropped)"));
+        }
+    }
+    let rate = if c.rates.is_empty() { None } else { Some(c.rates.iter().sum::<f64>() / c.rates.len() as f64) };
+    let hl = host_local.unwrap_or_default();
+    let profile = format!("{} ({})", hl.hostname, hl.kernel);
+    let series = format!("{} {}", o.transport.name(), w.kind.name());
+    let initiators = w.channels().iter().filter(|c| c.initiator == Side::Local).count().max(1) as u32;
+    let live = LiveFields {
+        peers: o.peers.iter().map(|p| p.label.clone()).collect(),
+        streams: if w.streams > 1 || matches!(w.kind, WorkloadKind::MultiStream | WorkloadKind::HotSpot | WorkloadKind::FanIn | WorkloadKind::FanOut) { Some(w.streams) } else { None },
+        response_bytes: if matches!(w.kind, WorkloadKind::Rr | WorkloadKind::Crr) { Some(w.response_size) } else { None },
+        duration_s,
+        repetitions: Some(c.values.len() as u32),
+        rate_per_s: rate,
+        loss_pct: loss,
+        confidence,
+        cpu_local,
+        cpu_remote,
+        host_local: Some(hl),
+        host_remote,
+        flags,
+        error: error_text,
+    };
+    let base = RecBase {
+        experiment: &o.experiment,
+        series: &series,
+        profile: &profile,
+        pattern: w.kind.name(),
+        transport: o.transport.name(),
+        processes: initiators,
+        size: w.size,
+        metric: c.metric,
+        value,
+        unit: c.unit,
+        summary,
+        warmup: warmup_rec,
+        iterations: iters_rec,
+        window: if w.kind.base() == Base::Windowed { w.window } else { 1 },
+        spec: &o.command,
+    };
+    // Fails only if the model's record schema changed incompatibly (see record.rs).
+    let record = build(&base, live)?;
+    Ok(PointOutcome { record, error: err })
+}
+
+/// The phases of a point; fills `c`.
+#[allow(clippy::too_many_arguments)]
+fn measure(
+    o: &PointOptions,
+    rig: &mut Rig,
+    c: &mut Collected,
+    flags: &mut Vec<String>,
+    warmup_rec: &mut u32,
+    iters_rec: &mut u32,
+    duration_rec: &mut Option<f64>,
+) -> Result<(), LiveError> {
+    let w = o.workload;
+    // What each repetition runs: (warmup, iterations, warmup_ps, duration_ps).
+    let per_rep: (u32, u32, u64, u64) = if w.kind.time_bounded() {
+        let (wu, d) = match o.length {
+            RunLength::Time { warmup_s, duration_s } => (warmup_s, duration_s),
+            RunLength::Count { .. } => (DEFAULT_STREAM_WARMUP_S, DEFAULT_STREAM_S),
+        };
+        *duration_rec = Some(d);
+        (0, 0, secs_to_ps(wu), secs_to_ps(d))
+    } else {
+        match o.length {
+            RunLength::Count { warmup, iterations } => {
+                let (dw, di) = w.default_counts();
+                let (wu, it) = (warmup.unwrap_or(dw), iterations.unwrap_or(di));
+                *warmup_rec = wu;
+                *iters_rec = it;
+                (wu, it, 0, 0)
+            }
+            RunLength::Time { warmup_s, duration_s } => {
+                // Calibrate: double the iteration count until a phase lasts the warm-up
+                // time (at least 20 ms); the rate seen sets the count for `duration_s`.
+                let target_ps = secs_to_ps(warmup_s.max(0.02));
+                let mut k: u32 = if w.kind.base() == Base::Windowed { 1 } else { 16 };
+                let mut spent_ps = 0u64;
+                let n = loop {
+                    let out = rig.phase(0, k, 0, 0)?;
+                    spent_ps += out.wall_ps;
+                    if spent_ps >= target_ps || k >= 1 << 30 {
+                        break Workload::iterations_for(secs_to_ps(duration_s), k, out.wall_ps);
+                    }
+                    let left = target_ps - spent_ps;
+                    let grow = (left as f64 / out.wall_ps.max(1) as f64).clamp(2.0, 8.0);
+                    k = ((k as f64 * grow) as u32).max(k + 1);
+                };
+                *warmup_rec = 0;
+                *iters_rec = n;
+                *duration_rec = Some(duration_s);
+                (0, n, 0, 0)
+            }
+        }
+    };
+    loop {
+        let out = rig.phase(per_rep.0, per_rep.1, per_rep.2, per_rep.3)?;
+        let rep = o.workload.report(&out.samples).map_err(LiveError::point)?;
+        c.metric = rep.metric;
+        c.unit = rep.unit;
+        c.values.push(rep.value);
+        c.transactions += rep.samples_us.len() as u64;
+        c.pooled_us.extend(rep.samples_us);
+        if let Some(r) = rep.rate_per_s {
+            c.rates.push(r);
+        }
+        c.bytes += rep.bytes;
+        c.cpu_local = Some(match &c.cpu_local {
+            Some(a) => add(a, &out.cpu_local),
+            None => out.cpu_local,
+        });
+        if let Some(r) = out.cpu_remote {
+            c.cpu_remote = Some(match &c.cpu_remote {
+                Some(a) => add(a, &r),
+                None => r,
+            });
+        }
+        if out.wall_ps < PS_PER_S / 100 && !flags.iter().any(|f| f.starts_with("repetitions are short")) {
+            flags.push(format!("repetitions are short ({:.1} ms): timer and scheduling noise weigh more; consider --time", out.wall_ps as f64 / 1e9));
+        }
+        let more = match &o.confidence {
+            Some(rule) => rule.wants_more(&c.values),
+            None => false,
+        };
+        if !more {
+            return Ok(());
+        }
+    }
+}
