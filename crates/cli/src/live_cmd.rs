@@ -119,7 +119,7 @@ pub struct LiveArgs {
 
 #[derive(Args)]
 pub struct CompareArgs {
-    /// CI-friendly: 1 s per measurement, one round (A B).
+    /// CI-friendly: 1 s per measurement, A B B A.
     #[arg(long)]
     quick: bool,
     /// Seconds per measurement (default 3).

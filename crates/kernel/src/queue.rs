@@ -98,12 +98,18 @@ impl<E> EventQueue<E> {
     /// Removes and returns the earliest event (ties: lowest sequence number).
     #[inline]
     pub fn pop(&mut self) -> Option<Scheduled<E>> {
-        self.pop_until(Time::MAX)
+        let (key, event) = self.pop_entry(Time::MAX)?;
+        Some(Scheduled { time: key.time, seq: key.seq, event })
     }
 
-    /// Removes and returns the earliest event if it fires at or before `until`.
+    /// Removes and returns the earliest event and its time if it fires at or before `until`.
     #[inline]
-    pub(crate) fn pop_until(&mut self, until: Time) -> Option<Scheduled<E>> {
+    pub(crate) fn pop_until(&mut self, until: Time) -> Option<(Time, E)> {
+        self.pop_entry(until).map(|(key, event)| (key.time, event))
+    }
+
+    #[inline(always)]
+    fn pop_entry(&mut self, until: Time) -> Option<(Key, E)> {
         self.settle();
         let top = *self.heap.first()?;
         if top.time > until {
@@ -112,7 +118,7 @@ impl<E> EventQueue<E> {
         let event = self.slab[top.slot as usize].take().expect("slab slot filled for queued key");
         self.free.push(top.slot);
         self.vacant_root = true;
-        Some(Scheduled { time: top.time, seq: top.seq, event })
+        Some((top, event))
     }
 
     /// Time of the earliest event, if any.

@@ -134,10 +134,9 @@ impl<M: 'static> Simulation<M> {
         let limit = self.events.saturating_add(max_events);
         while !stop && self.events < limit {
             // The earliest event if it is due by `until`; a later one stays queued untouched.
-            let Some(ev) = self.queue.pop_until(until) else { break };
-            debug_assert!(ev.time >= self.now, "time ran backwards");
-            self.now = ev.time;
-            let (to, msg) = ev.event;
+            let Some((time, (to, msg))) = self.queue.pop_until(until) else { break };
+            debug_assert!(time >= self.now, "time ran backwards");
+            self.now = time;
             self.events += 1;
             let comp = &mut self.components[to.0 as usize];
             let mut ctx = Ctx { now: self.now, me: to, queue: &mut self.queue, stop: &mut stop };

@@ -23,8 +23,8 @@ pub struct CompareOptions {
 }
 
 impl CompareOptions {
-    /// CI-friendly: 1 s per measurement, one round (about 15 s in all).
-    pub const QUICK: CompareOptions = CompareOptions { seconds: 1, rounds: 1 };
+    /// CI-friendly: 1 s per measurement, A B B A (about 30 s in all).
+    pub const QUICK: CompareOptions = CompareOptions { seconds: 1, rounds: 2 };
     /// 3 s per measurement, A B B A.
     pub const FULL: CompareOptions = CompareOptions { seconds: 3, rounds: 2 };
 }

@@ -282,9 +282,15 @@ impl DataPlane {
     pub fn measure_stream(&self, chan: u32, from: u64, to: u64, wait: Duration) -> Result<(interlab_patterns::Samples, u64), String> {
         let r = self.receivers.get(&chan).ok_or_else(|| format!("channel {chan} is not a stream this daemon receives"))?;
         let deadline = Instant::now() + wait;
+        // Until every byte sent arrived, or nothing more arrives for 200 ms (datagrams lost).
+        let (mut last_total, mut last_change) = (0u64, Instant::now());
         loop {
-            let done = r.lock().map(|g| g.total() >= to).unwrap_or(true);
-            if done || Instant::now() >= deadline {
+            let total = r.lock().map(|g| g.total()).unwrap_or(u64::MAX);
+            let now = Instant::now();
+            if total != last_total {
+                (last_total, last_change) = (total, now);
+            }
+            if total >= to || now >= deadline || now.duration_since(last_change) >= Duration::from_millis(200) {
                 break;
             }
             std::thread::sleep(Duration::from_micros(200));

@@ -205,7 +205,9 @@ impl Rig {
         let mut cpu_remote = None;
         let mut remote_err: Option<LiveError> = None;
         for (k, s) in self.sessions.iter_mut().enumerate() {
-            let wait = DATA_TIMEOUT + Duration::from_nanos((warmup_ps + duration_ps) / 1000);
+            // Count-bounded phases of the daemon's initiators (fan-in, bibw) take as long as
+            // they take; a dead daemon closes the connection or stalls its data sockets.
+            let wait = if duration_ps > 0 { DATA_TIMEOUT + Duration::from_nanos((warmup_ps + duration_ps) / 1000) } else { Duration::from_secs(3600) };
             let r = s.send(&Msg::PhaseEnd(PhaseEnd { id: ph.id, marks: std::mem::take(&mut marks[k]) })).and_then(|_| s.recv(wait, "PhaseResult"));
             match r {
                 Ok(Msg::PhaseResult(pr)) if pr.id == ph.id => {

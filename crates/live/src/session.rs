@@ -119,8 +119,7 @@ fn points(s: &mut TcpStream, cfg: &SessionConfig, bind: std::net::IpAddr, plane:
                 if let Err(e) = p.start_phase(&ph) {
                     return fail(s, e);
                 }
-                let wait = cfg.idle_timeout + Duration::from_nanos((ph.warmup_ps + ph.duration_ps) / 1000);
-                let end = match recv(s, wait, "PhaseEnd")? {
+                let end = match wait_phase_end(s, cfg, p)? {
                     Msg::PhaseEnd(e) if e.id == ph.id => e,
                     Msg::PhaseEnd(e) => return fail(s, format!("PhaseEnd for phase {} while phase {} runs", e.id, ph.id)),
                     other => return unexpected(s, &other, "PhaseEnd"),
@@ -145,6 +144,31 @@ fn points(s: &mut TcpStream, cfg: &SessionConfig, bind: std::net::IpAddr, plane:
             }
             Msg::Bye => return Ok(()),
             other => return unexpected(s, &other, "Setup, Phase or Bye"),
+        }
+    }
+}
+
+/// Waits for PhaseEnd as long as the phase's data channels are alive: a count-bounded phase
+/// may run for any time, but a client whose data connections died is not waited for.
+fn wait_phase_end(s: &mut TcpStream, cfg: &SessionConfig, p: &mut DataPlane) -> Result<Msg, String> {
+    let _ = s.set_read_timeout(Some(cfg.idle_timeout));
+    loop {
+        match read_msg(s, MAX_TO_SERVER) {
+            Ok(m) => return Ok(m),
+            Err(ProtoError::Timeout) => {
+                let failed = p.failed_responders();
+                if !failed.is_empty() {
+                    let m = format!("data channel failed while waiting for PhaseEnd: {}", failed.join("; "));
+                    let _ = write_msg(s, &Msg::Error { message: m.clone() });
+                    return Err(m);
+                }
+            }
+            Err(ProtoError::Closed) => return Err("client closed the connection in the middle of a phase".into()),
+            Err(e) => {
+                let m = format!("{e} (while waiting for PhaseEnd)");
+                let _ = write_msg(s, &Msg::Error { message: m.clone() });
+                return Err(m);
+            }
         }
     }
 }

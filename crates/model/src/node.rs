@@ -112,9 +112,9 @@ impl Node {
     pub fn new(index: u32, prof: Arc<Profile>, switch: ComponentId, switch_port_base: u16) -> Self {
         let cores = prof.host.cores as usize;
         let ports = prof.adapter.ports as usize;
-        // Trains small enough that every port keeps one train on the wire while the next
-        // is fetched: prefetch depth / (2 x ports).
-        let train_max = (prof.adapter.tx_depth as u64 / (2 * prof.adapter.ports as u64)).max(1);
+        // Trains small enough that every port keeps a train on the wire while the next ones
+        // are fetched: prefetch depth / (4 x ports).
+        let train_max = (prof.adapter.tx_depth as u64 / (4 * prof.adapter.ports as u64)).max(1);
         Node {
             index,
             bus: Bus::new(&prof.bus),
