@@ -301,6 +301,13 @@ sizes = [8192]
             ("[experiment]\nname=\"t\"\nprofile=\"xeon-mt25208-pcie\"\n[pattern]\nkind=\"latency\"\nsizes=\"4K\"\nop=\"rdma_read\"\n[transport]\nservice=\"ud\"", "series", "UD carries only"),
             ("[experiment]\nname=\"t\"\nprofile=\"xeon-mt25208-pcie\"\n[pattern]\nkind=\"latency\"\nsizes=\"4\"\n[[series]]\nlabel=\"a\"\nbogus=1", "series[0].bogus", "unknown key"),
             ("series=3\n[experiment]\nname=\"t\"\nprofile=\"xeon-mt25208-pcie\"\n[pattern]\nkind=\"latency\"\nsizes=\"4\"", "series", "expected [[series]]"),
+            ("[experiment]\nname=\"t\"\nprofile=\"xeon-mt25208-pcie\"\n[pattern]\nkind=\"latency\"\nsizes=\"4\"\ndistance_miles=100", "distance_miles", "no [wan] section"),
+            ("[experiment]\nname=\"t\"\nprofile=\"woodcrest-infinihost-longbow\"\n[pattern]\nkind=\"latency\"\nsizes=\"4\"\ndistance_miles=[-1]", "distance_miles", "non-negative"),
+            ("[experiment]\nname=\"t\"\nprofile=\"epyc-hdr-pcie4\"\n[pattern]\nkind=\"latency\"\nop=\"send\"\nsizes=\"4\"\nmpi=\"rc\"", "mpi", "no [mpi] section"),
+            ("[experiment]\nname=\"t\"\nprofile=\"xeon-mt25208-pcie\"\n[pattern]\nkind=\"latency\"\nop=\"send\"\nsizes=\"4\"\nmpi=\"tcp\"", "mpi", "expected one of"),
+            ("[experiment]\nname=\"t\"\nprofile=\"xeon-mt25208-pcie\"\n[pattern]\nkind=\"latency\"\nop=\"rdma_read\"\nsizes=\"4\"\nmpi=\"rc\"", "series", "op send"),
+            ("[experiment]\nname=\"t\"\nprofile=\"xeon-mt25208-pcie\"\n[pattern]\nkind=\"latency\"\nsizes=\"4\"\nqps_per_port=2", "series", "MPI channels only"),
+            ("[experiment]\nname=\"t\"\nprofile=\"xeon-mt25208-pcie\"\n[pattern]\nkind=\"bandwidth\"\nop=\"rdma_read\"\nsizes=\"4\"", "series", "pipelined"),
             ("[experiment]\nname=\"t\"\nprofile=\"xeon-mt25208-pcie\"\nengine=\"gpu\"\n[pattern]\nkind=\"latency\"\nsizes=\"4\"", "engine", "expected one of"),
         ];
         for (text, key, msg) in cases {

@@ -102,10 +102,25 @@ impl<E> EventQueue<E> {
         Some(Scheduled { time: key.time, seq: key.seq, event })
     }
 
-    /// Removes and returns the earliest event and its time if it fires at or before `until`.
+    /// Removes the earliest event if it fires at or before `until`; returns its time and the
+    /// slot to [`EventQueue::take`] its payload from.
     #[inline]
-    pub(crate) fn pop_until(&mut self, until: Time) -> Option<(Time, E)> {
-        self.pop_entry(until).map(|(key, event)| (key.time, event))
+    pub(crate) fn pop_until(&mut self, until: Time) -> Option<(Time, u32)> {
+        self.settle();
+        let top = *self.heap.first()?;
+        if top.time > until {
+            return None;
+        }
+        self.free.push(top.slot);
+        self.vacant_root = true;
+        Some((top.time, top.slot))
+    }
+
+    /// Takes the payload of an event [`EventQueue::pop_until`] returned; it must be taken
+    /// before the next push, which may reuse the slot.
+    #[inline]
+    pub(crate) fn take(&mut self, slot: u32) -> E {
+        self.slab[slot as usize].take().expect("slab slot filled for queued key")
     }
 
     #[inline(always)]

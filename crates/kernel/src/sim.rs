@@ -134,7 +134,8 @@ impl<M: 'static> Simulation<M> {
         let limit = self.events.saturating_add(max_events);
         while !stop && self.events < limit {
             // The earliest event if it is due by `until`; a later one stays queued untouched.
-            let Some((time, (to, msg))) = self.queue.pop_until(until) else { break };
+            let Some((time, slot)) = self.queue.pop_until(until) else { break };
+            let (to, msg) = self.queue.take(slot);
             debug_assert!(time >= self.now, "time ran backwards");
             self.now = time;
             self.events += 1;
