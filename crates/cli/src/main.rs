@@ -78,6 +78,13 @@ enum BenchWhat {
 }
 
 fn main() -> ExitCode {
+    // Like other Unix tools: a closed pipe (`interlab ... | head`) ends the process quietly
+    // instead of panicking on the next print.
+    #[cfg(unix)]
+    // SAFETY: restoring the default disposition of SIGPIPE before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     let r = match cli.cmd {
         Cmd::Reproduce { studies, out, claims, quiet } => commands::reproduce(studies, out, claims, quiet),

@@ -182,6 +182,8 @@ pub fn reproduce(opts: &ReproduceOptions, progress: &dyn Progress) -> Result<Rep
             let marks = claim_results
                 .iter()
                 .filter(|c| c.spec.paper == study.id && c.spec.figure == fig.id)
+                // Only values in the plotted unit can be drawn on the plot.
+                .filter(|c| fig.y_label.ends_with(&format!("({})", c.spec.unit)))
                 .filter_map(|c| match &c.spec.published {
                     Some(ClaimValue::Number(y)) => Some(Mark {
                         label: format!("paper: {}", fmt_value(*y, &c.spec.unit)),
