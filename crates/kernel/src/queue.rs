@@ -98,42 +98,38 @@ impl<E> EventQueue<E> {
     /// Removes and returns the earliest event (ties: lowest sequence number).
     #[inline]
     pub fn pop(&mut self) -> Option<Scheduled<E>> {
-        let (key, event) = self.pop_entry(Time::MAX)?;
-        Some(Scheduled { time: key.time, seq: key.seq, event })
+        let key = self.pop_key(Time::MAX)?;
+        Some(Scheduled { time: key.time, seq: key.seq, event: self.take(key.slot) })
     }
 
-    /// Removes the earliest event if it fires at or before `until`; returns its time and the
-    /// slot to [`EventQueue::take`] its payload from.
+    /// Removes the earliest event if it fires at or before `until` (a later one stays queued,
+    /// untouched); returns its time and the slot to [`EventQueue::take`] its payload from.
+    /// Split from `take` so the run loop moves the payload once, straight to the handler.
     #[inline]
     pub(crate) fn pop_until(&mut self, until: Time) -> Option<(Time, u32)> {
-        self.settle();
-        let top = *self.heap.first()?;
-        if top.time > until {
-            return None;
-        }
-        self.free.push(top.slot);
-        self.vacant_root = true;
-        Some((top.time, top.slot))
+        let key = self.pop_key(until)?;
+        Some((key.time, key.slot))
     }
 
-    /// Takes the payload of an event [`EventQueue::pop_until`] returned; it must be taken
-    /// before the next push, which may reuse the slot.
+    /// Takes the payload of a popped event out of its slot and frees the slot. Call it right
+    /// after the pop, once per popped event.
     #[inline]
     pub(crate) fn take(&mut self, slot: u32) -> E {
-        self.slab[slot as usize].take().expect("slab slot filled for queued key")
+        let event = self.slab[slot as usize].take().expect("slot of a popped event holds its payload");
+        self.free.push(slot);
+        event
     }
 
+    /// Removes the earliest key if its time is at most `until`, leaving the root vacant.
     #[inline(always)]
-    fn pop_entry(&mut self, until: Time) -> Option<(Key, E)> {
+    fn pop_key(&mut self, until: Time) -> Option<Key> {
         self.settle();
         let top = *self.heap.first()?;
         if top.time > until {
             return None;
         }
-        let event = self.slab[top.slot as usize].take().expect("slab slot filled for queued key");
-        self.free.push(top.slot);
         self.vacant_root = true;
-        Some((top, event))
+        Some(top)
     }
 
     /// Time of the earliest event, if any.

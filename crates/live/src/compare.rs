@@ -25,8 +25,8 @@ pub struct CompareOptions {
 impl CompareOptions {
     /// CI-friendly: 1 s per measurement, A B B A (about 30 s in all).
     pub const QUICK: CompareOptions = CompareOptions { seconds: 1, rounds: 2 };
-    /// 3 s per measurement, A B B A.
-    pub const FULL: CompareOptions = CompareOptions { seconds: 3, rounds: 2 };
+    /// 2 s per measurement, four rounds (A B B A A B B A).
+    pub const FULL: CompareOptions = CompareOptions { seconds: 2, rounds: 4 };
 }
 
 /// One comparison.
@@ -37,6 +37,9 @@ pub struct Comparison {
     /// Mean over rounds; None when it could not be measured.
     pub interlab: Option<f64>,
     pub reference: Option<f64>,
+    /// Medians (interlab, tool) where both report one (latency), for information: robust to
+    /// the scheduling outliers a busy machine adds to means.
+    pub medians: Option<(f64, f64)>,
     pub reference_tool: &'static str,
     /// The ratio must be <= target (latency) or >= target (bandwidth).
     pub lower_is_better: bool,
@@ -154,7 +157,13 @@ pub fn parse_qperf(text: &str, key: &str) -> Option<f64> {
     Some(v * mult)
 }
 
-fn sockperf_latency(tcp: bool, secs: u32) -> Result<f64, String> {
+/// sockperf's "percentile 50.000 =    8.165".
+pub fn parse_sockperf_p50(text: &str) -> Option<f64> {
+    let line = text.lines().find(|l| l.contains("percentile 50.000"))?;
+    line.split('=').nth(1)?.trim().split_whitespace().next()?.parse().ok()
+}
+
+fn sockperf_latency(tcp: bool, secs: u32) -> Result<(f64, Option<f64>), String> {
     let port = free_port()?;
     let mut sargs = vec!["server".to_string(), "-i".into(), "127.0.0.1".into(), "-p".into(), port.to_string()];
     let mut cargs = vec!["ping-pong".to_string(), "-i".into(), "127.0.0.1".into(), "-p".into(), port.to_string(), "-m".into(), "64".into(), "-t".into(), secs.to_string()];
@@ -169,16 +178,17 @@ fn sockperf_latency(tcp: bool, secs: u32) -> Result<f64, String> {
         std::thread::sleep(Duration::from_millis(300));
     }
     let out = output("sockperf", &cargs, secs as u64 + 20)?;
-    parse_sockperf_avg(&out).ok_or_else(|| format!("cannot read sockperf's avg-latency from: {}", out.lines().rev().take(3).collect::<Vec<_>>().join(" | ")))
+    let avg = parse_sockperf_avg(&out).ok_or_else(|| format!("cannot read sockperf's avg-latency from: {}", out.lines().rev().take(3).collect::<Vec<_>>().join(" | ")))?;
+    Ok((avg, parse_sockperf_p50(&out)))
 }
 
-fn iperf3_bandwidth(streams: u32, secs: u32) -> Result<f64, String> {
+fn iperf3_bandwidth(streams: u32, secs: u32) -> Result<(f64, Option<f64>), String> {
     let port = free_port()?;
     let _d = spawn("iperf3", &["-s".into(), "-1".into(), "-B".into(), "127.0.0.1".into(), "-p".into(), port.to_string()])?;
     wait_tcp_iperf(port);
     let args: Vec<String> = ["-c", "127.0.0.1", "-p", &port.to_string(), "-l", "64K", "-t", &secs.to_string(), "-P", &streams.to_string(), "-J"].iter().map(|s| s.to_string()).collect();
     let out = output("iperf3", &args, secs as u64 + 20)?;
-    parse_iperf3_json(&out).ok_or_else(|| "cannot read iperf3's end.sum_received from its JSON".to_string())
+    parse_iperf3_json(&out).map(|v| (v, None)).ok_or_else(|| "cannot read iperf3's end.sum_received from its JSON".to_string())
 }
 
 fn wait_tcp_iperf(port: u16) {
@@ -201,7 +211,7 @@ fn qperf(tests: &[&str], size: &str, secs: u32) -> Result<String, String> {
     output("qperf", &args, (secs as u64 + 10) * tests.len() as u64)
 }
 
-fn interlab(addr: std::net::SocketAddr, kind: WorkloadKind, transport: Transport, size: u64, streams: u32, secs: u32) -> Result<f64, String> {
+fn interlab(addr: std::net::SocketAddr, kind: WorkloadKind, transport: Transport, size: u64, streams: u32, secs: u32) -> Result<(f64, Option<f64>), String> {
     let peer = parse_peer(&addr.to_string(), addr.port())?;
     let o = PointOptions {
         workload: Workload { kind, size, response_size: size, window: 64, streams, peers: 1 },
@@ -220,10 +230,11 @@ fn interlab(addr: std::net::SocketAddr, kind: WorkloadKind, transport: Transport
     if let Some(e) = out.error {
         return Err(e.message);
     }
-    Ok(out.record.record.value)
+    Ok((out.record.record.value, out.record.record.summary.map(|s| s.p50)))
 }
 
-type Measure<'a> = Box<dyn Fn() -> Result<f64, String> + 'a>;
+/// A measurement: (the compared figure, its median where the tool reports one).
+type Measure<'a> = Box<dyn Fn() -> Result<(f64, Option<f64>), String> + 'a>;
 
 /// One comparison to make.
 struct Case<'a> {
@@ -290,8 +301,7 @@ pub fn run(opts: CompareOptions, progress: &mut dyn FnMut(&str)) -> Result<(Vec<
     ];
     for Case { name, unit, tool, lower, target, ours, theirs, available } in cases {
         let name = name.to_string();
-        let mut a = Vec::new();
-        let mut b = Vec::new();
+        let (mut a, mut b, mut am, mut bm) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         let mut note = None;
         if !available {
             note = Some(format!("{tool} not found (apt-get install {tool}); interlab measured alone"));
@@ -305,17 +315,19 @@ pub fn run(opts: CompareOptions, progress: &mut dyn FnMut(&str)) -> Result<(Vec<
                         continue;
                     }
                     match theirs() {
-                        Ok(v) => {
+                        Ok((v, med)) => {
                             progress(&format!("{name}: {tool} {v:.2} {unit}"));
-                            b.push(v)
+                            b.push(v);
+                            bm.extend(med);
                         }
                         Err(e) => note = Some(format!("{tool}: {e}")),
                     }
                 } else {
                     match ours() {
-                        Ok(v) => {
+                        Ok((v, med)) => {
                             progress(&format!("{name}: interlab {v:.2} {unit}"));
-                            a.push(v)
+                            a.push(v);
+                            am.extend(med);
                         }
                         Err(e) => note = Some(format!("interlab: {e}")),
                     }
@@ -323,7 +335,17 @@ pub fn run(opts: CompareOptions, progress: &mut dyn FnMut(&str)) -> Result<(Vec<
             }
         }
         let mean = |v: &Vec<f64>| if v.is_empty() { None } else { Some(v.iter().sum::<f64>() / v.len() as f64) };
-        out.push(Comparison { name, unit, interlab: mean(&a), reference: mean(&b), reference_tool: tool, lower_is_better: lower, target, note });
+        out.push(Comparison {
+            name,
+            unit,
+            interlab: mean(&a),
+            reference: mean(&b),
+            medians: mean(&am).zip(mean(&bm)),
+            reference_tool: tool,
+            lower_is_better: lower,
+            target,
+            note,
+        });
     }
     // qperf, for information.
     let mut info = Vec::new();
@@ -370,6 +392,9 @@ pub fn render(rows: &[Comparison], info: &[String]) -> String {
             r.unit,
             r.reference_tool
         ));
+        if let Some((a, b)) = r.medians {
+            s.push_str(&format!("    medians: interlab {a:.2}, {} {b:.2} {}: ratio {:.3}\n", r.reference_tool, r.unit, a / b));
+        }
         if let Some(n) = &r.note {
             s.push_str(&format!("    note: {n}\n"));
         }
@@ -388,6 +413,7 @@ mod tests {
     fn parses_tool_outputs() {
         assert_eq!(parse_sockperf_avg("sockperf: \u{1b}[2;35m====> avg-latency=12.372 (std-dev=5.577)\u{1b}[0m"), Some(12.372));
         assert_eq!(parse_sockperf_avg("nothing"), None);
+        assert_eq!(parse_sockperf_p50("sockperf: ---> percentile 50.000 =    8.165"), Some(8.165));
         let j = r#"Connecting...{"end":{"sum_received":{"bits_per_second":8e9}}}"#;
         assert_eq!(parse_iperf3_json(j), Some(1000.0));
         assert_eq!(parse_qperf("tcp_lat:\n    latency  =  47.3 us\n", "latency"), Some(47.3));
@@ -396,7 +422,17 @@ mod tests {
 
     #[test]
     fn ratios_and_targets() {
-        let c = Comparison { name: "x".into(), unit: "us", interlab: Some(10.0), reference: Some(10.0), reference_tool: "t", lower_is_better: true, target: 1.05, note: None };
+        let c = Comparison {
+            name: "x".into(),
+            unit: "us",
+            interlab: Some(10.0),
+            reference: Some(10.0),
+            medians: Some((9.0, 10.0)),
+            reference_tool: "t",
+            lower_is_better: true,
+            target: 1.05,
+            note: None,
+        };
         assert_eq!(c.ratio(), Some(1.0));
         assert_eq!(c.meets_target(), Some(true));
         let d = Comparison { lower_is_better: false, target: 0.95, interlab: Some(9.0), ..c.clone() };

@@ -212,9 +212,13 @@ impl Node {
     /// bus); returns when the CPU is done.
     pub(crate) fn post_wr(&mut self, qp: u32, op: Op, bytes: u64, meta: MsgMeta, t: Time, ctx: &mut Ctx<'_, Ev>) -> Time {
         let t = t + ns(self.prof.host.post_ns);
-        let wr = Wr { id: self.next_wr, op, bytes, meta };
+        let a = &self.prof.adapter;
+        let inline = matches!(op, Op::Send | Op::RdmaWrite) && bytes <= a.inline_bytes;
+        let wr = Wr { id: self.next_wr, op, bytes, meta, inline };
         self.next_wr += 1;
-        let arrive = self.bus.mmio_write(t, self.prof.adapter.doorbell_bytes);
+        // BlueFlame: the WQE (with any inline data) goes with the doorbell.
+        let mmio = if a.blueflame { a.wqe_bytes + if inline { bytes.div_ceil(16) * 16 } else { 0 } } else { a.doorbell_bytes };
+        let arrive = self.bus.mmio_write(t, mmio);
         ctx.send_at(ctx.me(), arrive, Ev::Doorbell { qp, wr });
         t
     }
@@ -309,6 +313,7 @@ impl Node {
         let mut pkts: Vec<(Kind, u64)> = Vec::new();
         let (wr_id, meta, psn, ack_req, atomic_rmw);
         let mut local_done = None;
+        let mut inline_data = false;
         if let Some(job) = qp.resp.front_mut() {
             // Responder traffic first: read responses and atomic ACKs.
             if job.sent == 0 {
@@ -349,6 +354,7 @@ impl Node {
                 engine += ns(a.tx_wqe_ns);
             }
             let wr = head.wr;
+            inline_data = wr.inline;
             let k = train_len(train_max, head.packets - head.sent).min(window_room);
             for j in 0..k {
                 let i = head.sent + j;
@@ -397,7 +403,7 @@ impl Node {
         let start = now.max(self.tx_engine_free);
         self.tx_engine_free = start + engine;
         let mut ready = self.tx_engine_free;
-        if payload > 0 {
+        if payload > 0 && !inline_data {
             ready = self.bus.dma_read(ready, payload);
         }
         if atomic_rmw {
@@ -563,7 +569,14 @@ impl Component<Ev> for Node {
             Ev::Notify { proc, input, cqe } => self.run_programs(proc, input, cqe, ctx),
             Ev::MpiArrival { proc, meta, cqe } => self.mpi_arrival(proc, meta, cqe, ctx),
             Ev::Doorbell { qp, wr } => {
-                let fetched = self.bus.dma_read(ctx.now(), self.prof.adapter.wqe_bytes);
+                let a = &self.prof.adapter;
+                let fetched = if a.blueflame {
+                    ctx.now()
+                } else {
+                    // The WQE (with inline data, if any) is read from host memory.
+                    let extra = if wr.inline { wr.bytes.div_ceil(16) * 16 } else { 0 };
+                    self.bus.dma_read(ctx.now(), a.wqe_bytes + extra)
+                };
                 ctx.send_at(ctx.me(), fetched, Ev::WqeFetched { qp, wr });
             }
             Ev::WqeFetched { qp, wr } => {

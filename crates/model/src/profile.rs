@@ -14,6 +14,7 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ("xeon-mt23108-pcix", include_str!("../../../profiles/xeon-mt23108-pcix.toml")),
     ("epyc-hdr-pcie4", include_str!("../../../profiles/epyc-hdr-pcie4.toml")),
     ("woodcrest-infinihost-longbow", include_str!("../../../profiles/woodcrest-infinihost-longbow.toml")),
+    ("r805-connectx-ddr", include_str!("../../../profiles/r805-connectx-ddr.toml")),
 ];
 
 /// A testbed: hosts, bus, adapter, links, switch.

@@ -5,8 +5,10 @@
 mod catalog;
 mod claimcalc;
 mod ibwan;
+mod ipoib_offload;
 mod pcie;
 mod reproduce;
+mod vpi;
 
 pub use catalog::{catalog, FigureDef, StudyDef};
 pub use claimcalc::{Computed, FigureResults};

@@ -28,6 +28,10 @@ pub struct AdapterSpec {
     pub rc_max_unacked_packets: u32,
     /// RC: outstanding RDMA reads/atomics per QP (initiator depth).
     pub max_rd_atomic: u32,
+    /// Largest send/write payload posted inline in the WQE, bytes (0: never).
+    pub inline_bytes: u64,
+    /// The CPU writes the whole WQE with the doorbell (BlueFlame): no WQE fetch by DMA.
+    pub blueflame: bool,
 }
 
 impl AdapterSpec {
@@ -45,6 +49,12 @@ impl AdapterSpec {
             tx_depth: t.param_u64("tx_depth", "packets", 1)? as u32,
             rc_max_unacked_packets: t.param_u64("rc_max_unacked_packets", "packets", 1)? as u32,
             max_rd_atomic: t.param_u64("max_rd_atomic", "requests", 1)? as u32,
+            inline_bytes: t.param_u64("inline_bytes", "bytes", 0)?,
+            blueflame: match t.param_u64("blueflame", "0 or 1", 0)? {
+                0 => false,
+                1 => true,
+                _ => return Err(t.err("blueflame", "expected 0 (doorbell only) or 1 (WQE written with the doorbell)")),
+            },
         })
     }
 }

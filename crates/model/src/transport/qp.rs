@@ -14,6 +14,8 @@ pub struct Wr {
     /// Payload bytes (read: bytes to read; atomics: 8).
     pub bytes: u64,
     pub meta: MsgMeta,
+    /// The payload travels inside the WQE (inline data): no payload DMA read.
+    pub inline: bool,
 }
 
 /// A work request the send engine has fetched and is transmitting.

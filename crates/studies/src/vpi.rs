@@ -1,0 +1,54 @@
+//! The vpi study (Grant, Afsahi, Balaji, ICPADS 2009): ConnectX Virtual Protocol
+//! Interconnect. So far its verbs-level curves (fig1, fig2); the socket stacks (10GigE,
+//! IPoIB, SDP), the shared-adapter figures and the data center come with issues 4 and 6.
+
+use crate::catalog::{FigureDef, StudyDef};
+use crate::claimcalc::{num, peak, series, smallest, Computed, FigureResults};
+use interlab_report::Scale;
+
+/// The study definition.
+pub fn study() -> StudyDef {
+    StudyDef {
+        id: "vpi",
+        title: "ConnectX Virtual Protocol Interconnect (vpi)",
+        summary: "A ConnectX adapter with one InfiniBand and one 10GigE port on one PCIe 1.1 x8 link. Modelled so far: \
+                  the InfiniBand verbs curves (BlueFlame posts with inline data, DDR links, PCIe read completions \
+                  limiting bandwidth). The 10GigE, IPoIB and SDP stacks, shared-port traffic and TPC-W follow.",
+        figures: vec![
+            FigureDef {
+                id: "fig1",
+                title: "Single-stream latency (verbs so far)",
+                spec: include_str!("../../../studies/vpi/fig1.toml"),
+                spec_path: "studies/vpi/fig1.toml",
+                x_label: "Message size (bytes)",
+                y_label: "Latency (us)",
+                x_scale: Scale::Log2,
+                y_scale: Scale::Linear,
+                y_div: 1.0,
+            },
+            FigureDef {
+                id: "fig2",
+                title: "Single-stream bandwidth (verbs so far)",
+                spec: include_str!("../../../studies/vpi/fig2.toml"),
+                spec_path: "studies/vpi/fig2.toml",
+                x_label: "Message size (bytes)",
+                y_label: "Bandwidth (Mb/s)",
+                x_scale: Scale::Log2,
+                y_scale: Scale::Linear,
+                // Plotted in Mb/s (10^6 bit/s) as the study does.
+                y_div: 0.125,
+            },
+        ],
+        claims,
+    }
+}
+
+fn claims(r: &FigureResults) -> Vec<Computed> {
+    vec![
+        num("vpi.lat.verbs_rdma_write_min", || smallest(series(r, "fig1", "IB verbs RDMA write")?)),
+        num("vpi.bw.verbs_max", || {
+            let (v, note) = peak(series(r, "fig2", "IB verbs RDMA write")?);
+            Ok((v * 8.0, format!("{note}, in Mb/s"), None))
+        }),
+    ]
+}
