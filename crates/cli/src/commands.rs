@@ -174,6 +174,35 @@ pub fn bench_kernel(events: u64, pending: u32) -> Result<ExitCode, String> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// A bulk RC transfer over one 4X SDR link (8 Gb/s data), as packets per wall second,
+/// packet by packet and with packet trains.
+pub fn bench_model(bytes: u64) -> Result<ExitCode, String> {
+    const MSG: u64 = 1 << 20;
+    if bytes < MSG {
+        return Err(format!("--bytes must be at least {MSG} (one 1 MiB message)"));
+    }
+    let prof = Arc::new(Profile::load("xeon-mt25208-pcie").map_err(|e| e.to_string())?);
+    let messages = (bytes / MSG) as u32;
+    let spec = PatternSpec { kind: PatternKind::Pipelined, op: Op::Send, size: MSG, window: 16, warmup: 0, iterations: messages };
+    for trains in [false, true] {
+        let mut setup = VerbsSetup::new(prof.clone(), Service::Rc, Ports::One, 1);
+        setup.trains = trains;
+        let t = std::time::Instant::now();
+        let p = setup.run(&spec).map_err(|e| e.to_string())?;
+        let wall = t.elapsed().as_secs_f64();
+        let packets = (p.bytes_sent as f64 / 2048.0).round();
+        println!(
+            "interlab{} bytes={} packets={packets:.0} wall_s={wall:.3} packets_per_s={:.0} events={} simulated_MBps={:.0}",
+            if trains { "-trains" } else { "" },
+            p.bytes_sent,
+            packets / wall,
+            p.events,
+            p.value
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 pub fn profiles(id: Option<&str>) -> Result<ExitCode, String> {
     match id {
         None => {

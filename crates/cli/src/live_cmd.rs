@@ -122,10 +122,10 @@ pub struct CompareArgs {
     /// CI-friendly: 1 s per measurement, A B B A.
     #[arg(long)]
     quick: bool,
-    /// Seconds per measurement (default 3).
+    /// Seconds per measurement (default 2).
     #[arg(long, value_name = "SECONDS")]
     seconds: Option<u32>,
-    /// Rounds: 1 = A B, 2 = A B B A (default 2).
+    /// Rounds, alternating the order: 1 = A B, 2 = A B B A, ... up to 8 (default 4).
     #[arg(long)]
     rounds: Option<u32>,
 }
@@ -364,7 +364,7 @@ pub fn bench_compare(a: CompareArgs) -> Result<ExitCode, String> {
         o.seconds = s.max(1);
     }
     if let Some(r) = a.rounds {
-        o.rounds = r.clamp(1, 4);
+        o.rounds = r.clamp(1, 8);
     }
     println!("interlab bench compare: loopback, {} s per measurement, {} round(s) (A B{})", o.seconds, o.rounds, if o.rounds > 1 { " B A" } else { "" });
     let mut progress = |line: &str| eprintln!("  {line}");

@@ -75,6 +75,13 @@ enum BenchWhat {
     },
     /// interlab vs sockperf, iperf3 and qperf on loopback in the same run; prints ratios.
     Compare(live_cmd::CompareArgs),
+    /// Model speed on a bulk transfer over one 8 Gb/s link, in simulated data packets per
+    /// wall-clock second (the figure `scripts/bench-vs-ns3.sh` compares with ns-3).
+    Model {
+        /// Payload bytes to move.
+        #[arg(long, default_value_t = 200_000_000)]
+        bytes: u64,
+    },
 }
 
 fn main() -> ExitCode {
@@ -91,6 +98,7 @@ fn main() -> ExitCode {
         Cmd::Run { spec, out, dry_run, quiet } => commands::run(&spec, &out, dry_run, quiet),
         Cmd::Bench { what: BenchWhat::Kernel { events, pending } } => commands::bench_kernel(events, pending),
         Cmd::Bench { what: BenchWhat::Compare(a) } => live_cmd::bench_compare(a),
+        Cmd::Bench { what: BenchWhat::Model { bytes } } => commands::bench_model(bytes),
         Cmd::Serve(a) => live_cmd::serve(a),
         Cmd::Live(a) => live_cmd::live(*a),
         Cmd::Profiles { id } => commands::profiles(id.as_deref()),

@@ -187,4 +187,114 @@ mod tests {
         assert_eq!(pa.seen[1], (17, 2));
         assert!(sim.get::<Ping>(ComponentId(9)).is_none());
     }
+
+    type Trace = std::rc::Rc<std::cell::RefCell<Vec<(Time, u32, u64)>>>;
+
+    /// Records every delivery; a message `n > 0` fans out to peers with delays 0..=2 (many
+    /// ties) and, every fifth one, stops the run.
+    struct Fan {
+        trace: Trace,
+        peers: u32,
+        stop_on_fifth: bool,
+    }
+    impl Component<u64> for Fan {
+        fn handle(&mut self, n: u64, ctx: &mut Ctx<'_, u64>) {
+            self.trace.borrow_mut().push((ctx.now(), ctx.me().0, n));
+            if self.stop_on_fifth && n % 5 == 0 {
+                ctx.stop();
+            }
+            if n > 0 {
+                for k in 0..(n % 3 + 1) {
+                    let to = ComponentId(((n + k) % self.peers as u64) as u32);
+                    ctx.send(to, (n + k) % 3, n - 1);
+                }
+            }
+        }
+    }
+
+    fn fan(stop_on_fifth: bool) -> (Simulation<u64>, Trace) {
+        let trace = Trace::default();
+        let mut sim = Simulation::new();
+        for _ in 0..3 {
+            sim.add(Fan { trace: trace.clone(), peers: 3, stop_on_fifth });
+        }
+        sim.schedule(ComponentId(0), 0, 9);
+        sim.schedule(ComponentId(1), 0, 8);
+        sim.schedule(ComponentId(2), 1, 9);
+        (sim, trace)
+    }
+
+    #[test]
+    fn chunked_runs_equal_one_run() {
+        let (mut whole, t_whole) = fan(false);
+        let total = whole.run();
+        assert!(total.events > 100);
+        // The same run cut into pieces by event budget, by time bound and by stop().
+        let (mut a, t_a) = fan(false);
+        while a.run_bounded(Time::MAX, 7).events < total.events {}
+        let (mut b, t_b) = fan(false);
+        let mut until = 0;
+        while b.run_until(until).events < total.events {
+            until += 1;
+        }
+        let (mut c, t_c) = fan(true);
+        let mut stops = 0;
+        while c.run().events < total.events {
+            stops += 1;
+        }
+        assert!(stops > 10);
+        assert_eq!(*t_a.borrow(), *t_whole.borrow());
+        assert_eq!(*t_b.borrow(), *t_whole.borrow());
+        assert_eq!(*t_c.borrow(), *t_whole.borrow());
+        assert_eq!(b.run().end_time, total.end_time);
+    }
+
+    #[test]
+    fn run_until_is_inclusive_and_keeps_later_events_in_order() {
+        let trace = Trace::default();
+        let mut sim = Simulation::new();
+        let id = sim.add(Fan { trace: trace.clone(), peers: 1, stop_on_fifth: false });
+        sim.schedule(id, 10, 100); // seq 0
+        sim.schedule(id, 5, 0);
+        let st = sim.run_until(9);
+        assert_eq!((st.events, st.end_time), (1, 5));
+        // An event scheduled now for the same instant as the waiting one queues behind it.
+        // 200 sends 199 with delay 0: that one runs at 10 too, last.
+        sim.schedule(id, 10, 200);
+        let st = sim.run_until(10);
+        assert_eq!((st.events, st.end_time), (4, 10));
+        let at10: Vec<u64> = trace.borrow().iter().filter(|e| e.0 == 10).map(|e| e.2).collect();
+        assert_eq!(at10, vec![100, 200, 199]);
+        // The rest of their fan-out (delays 1 and 2) waits beyond the bound.
+        assert_eq!(sim.run_bounded(10, u64::MAX).events, 4);
+        let st = sim.run_bounded(Time::MAX, 1);
+        assert_eq!((st.events, st.end_time), (5, 11));
+    }
+
+    #[test]
+    fn schedule_in_the_past_is_clamped_to_now() {
+        let trace = Trace::default();
+        let mut sim = Simulation::new();
+        let id = sim.add(Fan { trace: trace.clone(), peers: 1, stop_on_fifth: false });
+        sim.schedule(id, 50, 0);
+        sim.run();
+        sim.schedule(id, 10, 0);
+        assert_eq!(sim.run().end_time, 50);
+        assert_eq!(*trace.borrow(), vec![(50, 0, 0), (50, 0, 0)]);
+    }
+
+    #[test]
+    fn get_mut_downcasts_to_the_concrete_type() {
+        let mut sim: Simulation<u32> = Simulation::new();
+        let a = sim.add(Ping { peer: ComponentId(0), seen: vec![] });
+        sim.get_mut::<Ping>(a).unwrap().seen.push((1, 1));
+        assert_eq!(sim.get::<Ping>(a).unwrap().seen, vec![(1, 1)]);
+        struct Other;
+        impl Component<u32> for Other {
+            fn handle(&mut self, _: u32, _: &mut Ctx<'_, u32>) {}
+        }
+        assert!(sim.get_mut::<Other>(a).is_none());
+        sim.replace(a, Other);
+        assert!(sim.get::<Other>(a).is_some() && sim.get::<Ping>(a).is_none());
+    }
 }

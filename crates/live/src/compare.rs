@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 pub struct CompareOptions {
     /// Seconds per measurement (iperf3 takes whole seconds).
     pub seconds: u32,
-    /// A B (1) or A B B A (2).
+    /// Rounds, alternating the order: 1 = A B, 2 = A B B A, up to 8.
     pub rounds: u32,
 }
 
@@ -253,7 +253,7 @@ pub fn run(opts: CompareOptions, progress: &mut dyn FnMut(&str)) -> Result<(Vec<
     let server = Server::bind(ServeConfig { bind: IpAddr::from([127, 0, 0, 1]), port: 0, verbose: false, ..ServeConfig::default() })?;
     let (addr, stop, handle) = server.spawn();
     let secs = opts.seconds.max(1);
-    let rounds = opts.rounds.clamp(1, 4);
+    let rounds = opts.rounds.clamp(1, 8);
     let mut out = Vec::new();
     let has_sockperf = have("sockperf");
     let has_iperf3 = have("iperf3");

@@ -115,7 +115,11 @@ impl DataConn {
             DataConn::Tcp(s) => read_exact(s, buf),
             DataConn::Unix(s) => read_exact(s, buf),
             DataConn::Udp(s) => {
-                let n = s.recv(buf)?;
+                let mut n = s.recv(buf)?;
+                // A repeated hello (its acknowledgement was slow) is not a message.
+                while n == HELLO_BYTES && buf.len() != HELLO_BYTES {
+                    n = s.recv(buf)?;
+                }
                 if n != buf.len() {
                     return Err(io::Error::new(io::ErrorKind::InvalidData, format!("datagram of {n} bytes, expected {}", buf.len())));
                 }

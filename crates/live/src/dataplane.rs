@@ -222,6 +222,13 @@ impl DataPlane {
         let (rtx, rrx) = channel();
         for (chan, conn) in conns {
             conn.tune(self.setup.sockbuf);
+            if let DataConn::Udp(s) = &conn {
+                // Hellos the client repeated before our acknowledgement reached it.
+                let _ = s.set_nonblocking(true);
+                let mut b = [0u8; HELLO_BYTES + 1];
+                while s.recv(&mut b).is_ok() {}
+                let _ = s.set_nonblocking(false);
+            }
             let server_initiates = self.setup.channels.iter().any(|c| c.chan == chan && c.server_initiates);
             // Datagram responders wake up to check for the end of the session; stream
             // sockets are shut down instead, and time out only when the client vanished.
