@@ -48,7 +48,8 @@ pub struct ServeArgs {
 pub struct LiveArgs {
     /// latency | bandwidth | stream | bibw | multi-stream | hot-spot | fan-in | fan-out | connect | crr | rr
     pattern: String,
-    /// Daemon(s) running `interlab serve`, HOST[:PORT] (default port 7400). Repeat for fan-in/fan-out.
+    /// Daemon(s) running `interlab serve`, HOST[:PORT] (default port 7400; IPv6 with a port: [::1]:7400).
+    /// Repeat for fan-in/fan-out.
     #[arg(long = "peer", value_name = "HOST[:PORT]", required = true)]
     peers: Vec<String>,
     /// Data transport: tcp | udp | unix.

@@ -106,7 +106,8 @@ impl<E> EventQueue<E> {
 
     /// Removes the earliest event if it fires at or before `until` (a later one stays queued,
     /// untouched); returns its time and the slot to [`EventQueue::take`] its payload from.
-    /// Split from `take` so the run loop moves the payload once, straight to the handler.
+    /// Split from `take` so the run loop copies a large payload one time fewer on its way to
+    /// the handler.
     #[inline]
     pub(crate) fn pop_until(&mut self, until: Time) -> Option<(Time, u32)> {
         let key = self.pop_key(until)?;

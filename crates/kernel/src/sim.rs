@@ -200,7 +200,7 @@ mod tests {
     impl Component<u64> for Fan {
         fn handle(&mut self, n: u64, ctx: &mut Ctx<'_, u64>) {
             self.trace.borrow_mut().push((ctx.now(), ctx.me().0, n));
-            if self.stop_on_fifth && n % 5 == 0 {
+            if self.stop_on_fifth && n.is_multiple_of(5) {
                 ctx.stop();
             }
             if n > 0 {

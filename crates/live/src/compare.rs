@@ -160,7 +160,7 @@ pub fn parse_qperf(text: &str, key: &str) -> Option<f64> {
 /// sockperf's "percentile 50.000 =    8.165".
 pub fn parse_sockperf_p50(text: &str) -> Option<f64> {
     let line = text.lines().find(|l| l.contains("percentile 50.000"))?;
-    line.split('=').nth(1)?.trim().split_whitespace().next()?.parse().ok()
+    line.split('=').nth(1)?.split_whitespace().next()?.parse().ok()
 }
 
 fn sockperf_latency(tcp: bool, secs: u32) -> Result<(f64, Option<f64>), String> {

@@ -79,6 +79,24 @@ impl DataConn {
         }
     }
 
+    /// TCP keepalive: a peer that vanished without a word is noticed after `idle` plus three
+    /// 5-second probes, with no timer armed on each blocking read (as a read timeout would).
+    pub fn keepalive(&self, idle: Duration) {
+        if let DataConn::Tcp(s) = self {
+            let fd = s.as_raw_fd();
+            let set = |level: libc::c_int, opt: libc::c_int, v: libc::c_int| {
+                // SAFETY: setsockopt with a pointer to a c_int we own and its size.
+                unsafe {
+                    libc::setsockopt(fd, level, opt, &v as *const _ as *const libc::c_void, std::mem::size_of::<libc::c_int>() as libc::socklen_t);
+                }
+            };
+            set(libc::SOL_SOCKET, libc::SO_KEEPALIVE, 1);
+            set(libc::IPPROTO_TCP, libc::TCP_KEEPIDLE, idle.as_secs().clamp(1, 32_767) as libc::c_int);
+            set(libc::IPPROTO_TCP, libc::TCP_KEEPINTVL, 5);
+            set(libc::IPPROTO_TCP, libc::TCP_KEEPCNT, 3);
+        }
+    }
+
     pub fn set_read_timeout(&self, t: Option<Duration>) -> io::Result<()> {
         match self {
             DataConn::Tcp(s) => s.set_read_timeout(t),

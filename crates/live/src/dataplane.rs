@@ -20,6 +20,12 @@ use std::time::{Duration, Instant};
 
 /// Largest message a daemon accepts to carry, bytes.
 pub const MAX_MESSAGE: u64 = 64 << 20;
+/// Message buffers one session may make the daemon allocate, bytes.
+pub const MAX_SESSION_BUFFERS: u64 = 256 << 20;
+
+fn stream_buf() -> u64 {
+    crate::engine::stream::RECV_BUF as u64
+}
 
 /// Checks a Setup before anything is created.
 pub fn validate(s: &Setup) -> Result<(), String> {
@@ -37,6 +43,15 @@ pub fn validate(s: &Setup) -> Result<(), String> {
     }
     if s.channels.is_empty() || s.channels.len() > 256 {
         return Err(format!("{} channels requested (1 to 256 per session)", s.channels.len()));
+    }
+    let per_chan = s.size.max(s.response_size).max(stream_buf());
+    if per_chan.saturating_mul(s.channels.len() as u64) > MAX_SESSION_BUFFERS {
+        return Err(format!(
+            "{} channels of {} B messages need more than the {} MiB of buffers a session may use",
+            s.channels.len(),
+            s.size.max(s.response_size),
+            MAX_SESSION_BUFFERS >> 20
+        ));
     }
     let mut seen = std::collections::BTreeSet::new();
     for c in &s.channels {
@@ -230,15 +245,17 @@ impl DataPlane {
                 let _ = s.set_nonblocking(false);
             }
             let server_initiates = self.setup.channels.iter().any(|c| c.chan == chan && c.server_initiates);
-            // Datagram responders wake up to check for the end of the session; stream
-            // sockets are shut down instead, and time out only when the client vanished.
-            let t = if conn.is_datagram() && !server_initiates { Duration::from_millis(200) } else { idle };
-            conn.set_read_timeout(Some(t)).map_err(|e| e.to_string())?;
+            // No read timeout (it would arm a timer on every blocking read): workers are
+            // stopped by shutting their sockets down, and a client that vanished without a
+            // word is noticed by TCP keepalive.
+            conn.set_read_timeout(None).map_err(|e| e.to_string())?;
+            conn.keepalive(idle);
             self.closers.push(conn.closer().map_err(|e| e.to_string())?);
             let spec = self.spec(chan);
             if server_initiates {
                 let (ptx, prx) = channel();
-                let h = spawn_initiator(spec, Some(conn), None, self.setup.sockbuf, self.clock, prx, rtx.clone()).map_err(|e| e.to_string())?;
+                let progress = Arc::new(std::sync::atomic::AtomicU64::new(0));
+                let h = spawn_initiator(spec, progress, Some(conn), None, self.setup.sockbuf, self.clock, prx, rtx.clone()).map_err(|e| e.to_string())?;
                 self.initiators.push((chan, ptx, h));
             } else {
                 let recv = if spec.base == BaseCode::Stream {

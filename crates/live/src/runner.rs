@@ -18,7 +18,7 @@ use interlab_patterns::{
 use std::collections::BTreeMap;
 use std::net::IpAddr;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -37,10 +37,12 @@ pub enum RunLength {
 pub const DEFAULT_STREAM_S: f64 = 2.0;
 /// Default warm-up of streaming patterns, seconds.
 pub const DEFAULT_STREAM_WARMUP_S: f64 = 0.2;
-/// How long a data socket may stay silent before the run is declared stalled.
+/// How long an initiator may make no progress before its channel is declared stalled.
 const DATA_TIMEOUT: Duration = Duration::from_secs(60);
 /// UDP initiators: a datagram not answered within this is taken as lost.
 const UDP_REPLY_TIMEOUT: Duration = Duration::from_secs(2);
+/// How often the watchdog looks at the initiators' progress.
+const WATCH_EVERY: Duration = Duration::from_millis(100);
 
 /// Everything one point needs.
 #[derive(Debug, Clone)]
@@ -75,6 +77,12 @@ struct LocalInit {
     tx: Sender<Phase>,
     rx: Receiver<InitResult>,
     handle: JoinHandle<()>,
+    /// Iterations done so far (stored by the initiator, read by the watchdog).
+    progress: Arc<AtomicU64>,
+    /// Shuts the channel's connection down when it stalls (None: connect per transaction).
+    closer: Option<Closer>,
+    /// No progress for this long means stalled.
+    stall: Duration,
 }
 
 /// What one phase measured.
@@ -131,15 +139,15 @@ impl Rig {
             for c in &chans {
                 let spec = ChanSpec { chan: c.chan, base: setup.base, size: w.size, response_size: w.response_size, window: w.window };
                 let conn = conns.remove(&c.chan);
+                let stall = if o.transport == Transport::Udp { UDP_REPLY_TIMEOUT } else { DATA_TIMEOUT };
+                let mut closer = None;
                 if let Some(conn) = &conn {
-                    let udp = conn.is_datagram();
-                    let t = match (c.initiator, udp) {
-                        (Side::Local, true) => UDP_REPLY_TIMEOUT,
-                        (Side::Remote, true) => Duration::from_millis(200),
-                        _ => DATA_TIMEOUT,
-                    };
-                    conn.set_read_timeout(Some(t)).map_err(|e| LiveError::point(e.to_string()))?;
+                    // No read timeouts on data sockets (a timer armed on every blocking read
+                    // costs latency): the watchdog in `phase` closes a stalled channel.
+                    conn.set_read_timeout(None).map_err(|e| LiveError::point(e.to_string()))?;
+                    conn.keepalive(DATA_TIMEOUT);
                     rig.closers.push(conn.closer().map_err(|e| LiveError::point(e.to_string()))?);
+                    closer = Some(conn.closer().map_err(|e| LiveError::point(e.to_string()))?);
                 }
                 match c.initiator {
                     Side::Local => {
@@ -149,8 +157,9 @@ impl Rig {
                         };
                         let (ptx, prx) = channel();
                         let (rtx, rrx) = channel();
-                        let handle = spawn_initiator(spec, conn, target, o.sockbuf, clock, prx, rtx).map_err(|e| LiveError::point(e.to_string()))?;
-                        rig.inits.push(LocalInit { session: index, chan: c.chan, stream: c.base == Base::Stream, tx: ptx, rx: rrx, handle });
+                        let progress = Arc::new(AtomicU64::new(0));
+                        let handle = spawn_initiator(spec, progress.clone(), conn, target, o.sockbuf, clock, prx, rtx).map_err(|e| LiveError::point(e.to_string()))?;
+                        rig.inits.push(LocalInit { session: index, chan: c.chan, stream: c.base == Base::Stream, tx: ptx, rx: rrx, handle, progress, closer, stall });
                     }
                     Side::Remote => {
                         let conn = conn.ok_or_else(|| LiveError::point(format!("channel {} has no data connection", c.chan)))?;
@@ -179,14 +188,39 @@ impl Rig {
         let mut local: Vec<(usize, InitResult)> = Vec::new();
         let mut errors: Vec<String> = Vec::new();
         for i in &self.inits {
-            match i.rx.recv() {
-                Ok(r) => {
+            // The watchdog: a channel that makes no progress for its stall time is closed,
+            // which ends its blocked read.
+            let (mut seen, mut since) = (i.progress.load(Ordering::Relaxed), Instant::now());
+            let mut stalled = false;
+            let r = loop {
+                match i.rx.recv_timeout(WATCH_EVERY) {
+                    Ok(r) => break Some(r),
+                    Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break None,
+                    Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                        let now = i.progress.load(Ordering::Relaxed);
+                        if now != seen {
+                            (seen, since) = (now, Instant::now());
+                        } else if !stalled && since.elapsed() >= i.stall {
+                            stalled = true;
+                            if let Some(c) = &i.closer {
+                                c.close();
+                            }
+                        }
+                    }
+                }
+            };
+            match r {
+                Some(mut r) => {
+                    if stalled {
+                        let why = if i.stall == UDP_REPLY_TIMEOUT { "a datagram was lost" } else { "the peer stopped answering" };
+                        r.error = Some(format!("channel {}: no progress for {:.0} s ({why})", i.chan, i.stall.as_secs_f64()));
+                    }
                     if let Some(e) = &r.error {
                         errors.push(e.clone());
                     }
                     local.push((i.session, r));
                 }
-                Err(_) => errors.push(format!("channel {}: the initiator thread ended", i.chan)),
+                None => errors.push(format!("channel {}: the initiator thread ended", i.chan)),
             }
         }
         let mut samples = Vec::new();
@@ -308,6 +342,9 @@ pub fn check(o: &PointOptions) -> Result<(), String> {
         }
         RunLength::Count { iterations: Some(_), .. } if w.kind.time_bounded() => {
             Err(format!("{} is time-bounded: give --time SECONDS instead of --iterations", w.kind.name()))
+        }
+        RunLength::Count { warmup: Some(_), .. } if w.kind.time_bounded() => {
+            Err(format!("{} is time-bounded: give --warmup-time SECONDS instead of --warmup", w.kind.name()))
         }
         RunLength::Count { iterations: Some(0), .. } => Err("--iterations must be at least 1".into()),
         _ => Ok(()),

@@ -169,7 +169,8 @@ fn every_pattern_and_transport_runs_on_loopback() {
     for (kind, transports) in [
         (WorkloadKind::Latency, &[Transport::Tcp, Transport::Udp, Transport::Unix][..]),
         (WorkloadKind::Bandwidth, &[Transport::Tcp, Transport::Udp, Transport::Unix][..]),
-        (WorkloadKind::BiBandwidth, &[Transport::Tcp, Transport::Unix][..]),
+        (WorkloadKind::BiBandwidth, &[Transport::Tcp, Transport::Udp, Transport::Unix][..]),
+        (WorkloadKind::FanIn, &[Transport::Tcp, Transport::Udp][..]),
         (WorkloadKind::HotSpot, &[Transport::Tcp, Transport::Udp][..]),
         (WorkloadKind::Rr, &[Transport::Tcp, Transport::Udp, Transport::Unix][..]),
         (WorkloadKind::Crr, &[Transport::Tcp, Transport::Unix][..]),
@@ -213,4 +214,41 @@ fn every_pattern_and_transport_runs_on_loopback() {
     assert_eq!(ci.interval.repetitions, reps);
     assert!(out.record.record.value > 10.0, "{}", out.record.record.value);
     still_serves(&d, None);
+}
+
+/// A fake daemon that sets up a UDP channel and then never answers on it: the client's
+/// watchdog must end the point with a clear error after the 2 s stall limit, not hang.
+#[test]
+fn a_channel_that_stops_answering_is_reported_not_waited_for() {
+    use interlab_live::proto::{CpuWire, PhaseResult, SetupOk};
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    let fake = std::thread::spawn(move || {
+        let (mut s, _) = l.accept().unwrap();
+        let mut r = s.try_clone().unwrap();
+        let mut next = move || read_msg(&mut r, MAX_TO_CLIENT).unwrap();
+        assert!(matches!(next(), Msg::Hello { .. }));
+        write_msg(&mut s, &Msg::Welcome { server_version: "fake".into(), server_mac: None, host: Default::default() }).unwrap();
+        assert!(matches!(next(), Msg::Setup(_)));
+        let u = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        let cookie = [7u8; 16];
+        write_msg(&mut s, &Msg::SetupOk(SetupOk { cookie, tcp_port: 0, udp_ports: vec![u.local_addr().unwrap().port()], unix_path: String::new() })).unwrap();
+        let mut b = [0u8; 64];
+        let (_, from) = u.recv_from(&mut b).unwrap();
+        u.send_to(&cookie, from).unwrap();
+        write_msg(&mut s, &Msg::DataReady).unwrap();
+        let id = match next() {
+            Msg::Phase(p) => p.id,
+            other => panic!("{other:?}"),
+        };
+        assert!(matches!(next(), Msg::PhaseEnd(_)));
+        write_msg(&mut s, &Msg::PhaseResult(PhaseResult { id, channels: vec![], cpu: CpuWire::default() })).unwrap();
+        drop(u);
+    });
+    let t = Instant::now();
+    let out = point(addr, None, WorkloadKind::Latency, Transport::Udp);
+    let e = out.error.expect("a stalled channel must fail the point");
+    assert!(e.message.contains("no progress for 2 s") && e.message.contains("datagram was lost"), "{}", e.message);
+    assert!(t.elapsed() < Duration::from_secs(8), "took {:?}", t.elapsed());
+    fake.join().unwrap();
 }

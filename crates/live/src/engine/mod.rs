@@ -11,7 +11,7 @@ use crate::conn::DataConn;
 use crate::proto::{BaseCode, Phase};
 use interlab_patterns::{PatternKind, PatternSpec, Op, Samples, StreamReceiver};
 use std::path::PathBuf;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::mpsc::{Receiver, Sender};
 use std::sync::{Arc, Mutex};
 
@@ -59,9 +59,13 @@ pub enum Target {
 }
 
 /// Spawns the initiator of one channel: it waits for phases on `phases` and answers each on
-/// `results`, until `phases` closes or a phase fails.
+/// `results`, until `phases` closes or a phase fails. It stores a growing count in
+/// `progress` as it goes (a plain store, no timer on the hot path), so a watchdog can tell
+/// a stalled channel (a lost datagram, a vanished peer) and close its connection.
+#[allow(clippy::too_many_arguments)]
 pub fn spawn_initiator(
     spec: ChanSpec,
+    progress: Arc<AtomicU64>,
     conn: Option<DataConn>,
     target: Option<Target>,
     sockbuf: u32,
@@ -73,17 +77,18 @@ pub fn spawn_initiator(
         let mut conn = conn;
         let mut sent_total: u64 = 0;
         let mut buf = vec![0u8; spec.max_message().max(1)];
+        let p = &*progress;
         while let Ok(phase) = phases.recv() {
             let r = match (spec.base, conn.as_mut()) {
-                (BaseCode::PingPong | BaseCode::Windowed, Some(c)) => program::initiate(&spec, &phase, c, &clock, &mut buf).map(|s| (s, None)),
-                (BaseCode::Stream, Some(c)) => stream::send(&spec, &phase, c, &clock, &buf).map(|(s, (from, to))| {
+                (BaseCode::PingPong | BaseCode::Windowed, Some(c)) => program::initiate(&spec, &phase, c, &clock, &mut buf, p).map(|s| (s, None)),
+                (BaseCode::Stream, Some(c)) => stream::send(&spec, &phase, c, &clock, &buf, p).map(|(s, (from, to))| {
                     let marks = (sent_total + from, sent_total + to);
                     sent_total += to;
                     (s, Some(marks))
                 }),
-                (BaseCode::Rr, Some(c)) => txn::initiate_rr(&spec, &phase, c, &clock, &mut buf).map(|s| (s, None)),
+                (BaseCode::Rr, Some(c)) => txn::initiate_rr(&spec, &phase, c, &clock, &mut buf, p).map(|s| (s, None)),
                 (BaseCode::Connect | BaseCode::Crr, _) => match &target {
-                    Some(t) => txn::initiate_connecting(&spec, &phase, t, sockbuf, &clock, &mut buf).map(|s| (s, None)),
+                    Some(t) => txn::initiate_connecting(&spec, &phase, t, sockbuf, &clock, &mut buf, p).map(|s| (s, None)),
                     None => Err("no connect target for a connect-per-transaction channel".into()),
                 },
                 _ => Err("no data connection for this channel".into()),

@@ -8,16 +8,17 @@ use crate::clock::Clock;
 use crate::conn::{is_clean_close, is_timeout, DataConn};
 use crate::proto::Phase;
 use interlab_patterns::{Input, Output, PatternKind, Program, Role, Samples, REPLY_BYTES, TAG_DATA, TAG_REPLY};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// Runs one initiator program for a phase; returns what it measured.
-pub fn initiate(spec: &ChanSpec, phase: &Phase, conn: &mut DataConn, clock: &Clock, buf: &mut [u8]) -> Result<Samples, String> {
+pub fn initiate(spec: &ChanSpec, phase: &Phase, conn: &mut DataConn, clock: &Clock, buf: &mut [u8], progress: &AtomicU64) -> Result<Samples, String> {
     let pspec = spec.pattern(phase.warmup, phase.iterations);
     let mut prog = Program::new(pspec, Role::Initiator, spec.chan);
     // What arrives back: the echoed message, or the window's reply.
     let (expect, tag) = if pspec.kind == PatternKind::Latency { (pspec.size as usize, TAG_DATA) } else { (REPLY_BYTES as usize, TAG_REPLY) };
     let mut out = Vec::with_capacity(pspec.window as usize + 2);
     prog.on(clock.now_ps(), Input::Start, &mut out);
+    let mut steps = progress.load(Ordering::Relaxed);
     loop {
         let mut done = false;
         for o in &out {
@@ -31,6 +32,8 @@ pub fn initiate(spec: &ChanSpec, phase: &Phase, conn: &mut DataConn, clock: &Clo
             return Ok(prog.samples());
         }
         conn.recv_msg(&mut buf[..expect]).map_err(|e| io_err(spec.chan, "receive", e))?;
+        steps += 1;
+        progress.store(steps, Ordering::Relaxed);
         prog.on(clock.now_ps(), Input::Arrived { chan: spec.chan, bytes: expect as u64, tag }, &mut out);
     }
 }

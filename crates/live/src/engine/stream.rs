@@ -7,14 +7,14 @@ use crate::clock::Clock;
 use crate::conn::{is_clean_close, is_timeout, DataConn};
 use crate::proto::Phase;
 use interlab_patterns::{Input, Output, Samples, StreamSender, StreamSpec, TAG_DATA};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// Read buffer of stream receivers, bytes.
 pub const RECV_BUF: usize = 256 * 1024;
 
 /// Sends for the phase's warm-up + duration; returns the sender's view and the byte offsets
 /// (from the start of this phase) bounding the measured part.
-pub fn send(spec: &ChanSpec, phase: &Phase, conn: &mut DataConn, clock: &Clock, buf: &[u8]) -> Result<(Samples, (u64, u64)), String> {
+pub fn send(spec: &ChanSpec, phase: &Phase, conn: &mut DataConn, clock: &Clock, buf: &[u8], progress: &AtomicU64) -> Result<(Samples, (u64, u64)), String> {
     let sspec = StreamSpec { size: spec.size, warmup_ps: phase.warmup_ps, duration_ps: phase.duration_ps };
     let mut s = StreamSender::new(sspec, spec.chan);
     let mut out = Vec::with_capacity(2);
@@ -41,6 +41,7 @@ pub fn send(spec: &ChanSpec, phase: &Phase, conn: &mut DataConn, clock: &Clock, 
         if !posted {
             return Ok((s.samples(), s.marks()));
         }
+        progress.store(progress.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
         s.on(clock.now_ps(), Input::Completed { chan: spec.chan, tag: TAG_DATA }, &mut out);
     }
 }

@@ -9,7 +9,7 @@ use crate::proto::{BaseCode, Phase};
 use interlab_patterns::{Samples, TxnInitiator, TxnInput, TxnKind, TxnOutput, TxnResponder, TxnSpec};
 use std::net::TcpStream;
 use std::os::unix::net::UnixStream;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 fn txn_spec(spec: &ChanSpec, warmup: u32, iterations: u32) -> TxnSpec {
@@ -22,7 +22,7 @@ fn txn_spec(spec: &ChanSpec, warmup: u32, iterations: u32) -> TxnSpec {
 }
 
 /// Request/response on the channel's connection for one phase.
-pub fn initiate_rr(spec: &ChanSpec, phase: &Phase, conn: &mut DataConn, clock: &Clock, buf: &mut [u8]) -> Result<Samples, String> {
+pub fn initiate_rr(spec: &ChanSpec, phase: &Phase, conn: &mut DataConn, clock: &Clock, buf: &mut [u8], progress: &AtomicU64) -> Result<Samples, String> {
     let mut p = TxnInitiator::new(txn_spec(spec, phase.warmup, phase.iterations));
     let mut out = Vec::with_capacity(2);
     p.on(clock.now_ps(), TxnInput::Start, &mut out);
@@ -41,6 +41,7 @@ pub fn initiate_rr(spec: &ChanSpec, phase: &Phase, conn: &mut DataConn, clock: &
             return Ok(p.samples());
         }
         conn.recv_msg(&mut buf[..resp]).map_err(|e| io_err(spec.chan, "receive response", e))?;
+        progress.store(progress.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
         p.on(clock.now_ps(), TxnInput::Arrived { bytes: resp as u64 }, &mut out);
     }
 }
@@ -80,12 +81,22 @@ fn connect(t: &Target, sockbuf: u32) -> std::io::Result<DataConn> {
         Target::Unix(p) => DataConn::Unix(UnixStream::connect(p)?),
     };
     c.tune(sockbuf);
+    // A connection lives for one transaction: a timeout costs little here, and there is no
+    // watchdog handle for it.
     c.set_read_timeout(Some(Duration::from_secs(10)))?;
     Ok(c)
 }
 
 /// Connect or connect/request/response/close transactions for one phase.
-pub fn initiate_connecting(spec: &ChanSpec, phase: &Phase, target: &Target, sockbuf: u32, clock: &Clock, buf: &mut [u8]) -> Result<Samples, String> {
+pub fn initiate_connecting(
+    spec: &ChanSpec,
+    phase: &Phase,
+    target: &Target,
+    sockbuf: u32,
+    clock: &Clock,
+    buf: &mut [u8],
+    progress: &AtomicU64,
+) -> Result<Samples, String> {
     let mut p = TxnInitiator::new(txn_spec(spec, phase.warmup, phase.iterations));
     let mut out = Vec::with_capacity(2);
     let mut conn: Option<DataConn> = None;
@@ -119,6 +130,7 @@ pub fn initiate_connecting(spec: &ChanSpec, phase: &Phase, target: &Target, sock
             }
             TxnOutput::Done => return Ok(p.samples()),
         };
+        progress.store(progress.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
         p.on(clock.now_ps(), input, &mut out);
     }
 }
