@@ -193,9 +193,9 @@ pub fn parse_experiment(file: &str, text: &str, base: Option<&Path>) -> Result<E
     let mut top = Table::new(file, "", &root);
     let mut e = top.table("experiment")?;
     let name = e.string("name")?.to_string();
-    let engine = match e.choice("engine", &["model"], Some("model"))?.as_str() {
-        _ => Engine::Model,
-    };
+    // Only the model runs specs so far; `interlab live` takes its patterns from the command line.
+    e.choice("engine", &["model"], Some("model"))?;
+    let engine = Engine::Model;
     let seed = e.int_or("seed", 1, 0)?;
     let description = e.opt_string("description")?.unwrap_or("").to_string();
     // Defaults for every series: the [pattern] and [transport] tables and `profile`.
