@@ -132,6 +132,32 @@ pub fn spawn_responder(
 }
 
 /// Maps an I/O error on a data connection to a message naming the channel.
+/// A responder's receive: Ok(true) when a message arrived, Ok(false) when the peer closed
+/// cleanly or the run was stopped; datagram timeouts are retried until then.
+pub(crate) fn recv_until_stop(
+    conn: &mut crate::conn::DataConn,
+    buf: &mut [u8],
+    stop: &std::sync::atomic::AtomicBool,
+    chan: u32,
+    what: &str,
+) -> Result<bool, String> {
+    use crate::conn::{is_clean_close, is_timeout};
+    use std::sync::atomic::Ordering;
+    loop {
+        match conn.recv_msg(buf) {
+            Ok(()) => return Ok(true),
+            Err(e) if is_clean_close(&e) => return Ok(false),
+            Err(e) if is_timeout(&e) && conn.is_datagram() => {
+                if stop.load(Ordering::Relaxed) {
+                    return Ok(false);
+                }
+            }
+            Err(_) if stop.load(Ordering::Relaxed) => return Ok(false),
+            Err(e) => return Err(io_err(chan, what, e)),
+        }
+    }
+}
+
 pub(crate) fn io_err(chan: u32, what: &str, e: std::io::Error) -> String {
     if crate::conn::is_timeout(&e) {
         format!("channel {chan}: {what}: no data within the timeout (peer stalled, or a datagram was lost)")

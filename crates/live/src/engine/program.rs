@@ -3,9 +3,9 @@
 //! header: on a channel the initiator sends data messages of `size` bytes; the responder
 //! answers each with `size` bytes (ping-pong) or each window with a `REPLY_BYTES` reply.
 
-use super::{io_err, ChanSpec};
+use super::{io_err, recv_until_stop, ChanSpec};
 use crate::clock::Clock;
-use crate::conn::{is_clean_close, is_timeout, DataConn};
+use crate::conn::DataConn;
 use crate::proto::Phase;
 use interlab_patterns::{Input, Output, PatternKind, Program, Role, Samples, REPLY_BYTES, TAG_DATA, TAG_REPLY};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -45,17 +45,8 @@ pub fn respond(spec: &ChanSpec, conn: &mut DataConn, stop: &AtomicBool) -> Resul
     let size = spec.size as usize;
     let mut out = Vec::with_capacity(2);
     loop {
-        match conn.recv_msg(&mut buf[..size]) {
-            Ok(()) => {}
-            Err(e) if is_clean_close(&e) => return Ok(()),
-            Err(e) if is_timeout(&e) && conn.is_datagram() => {
-                if stop.load(Ordering::Relaxed) {
-                    return Ok(());
-                }
-                continue;
-            }
-            Err(_) if stop.load(Ordering::Relaxed) => return Ok(()),
-            Err(e) => return Err(io_err(spec.chan, "receive", e)),
+        if !recv_until_stop(conn, &mut buf[..size], stop, spec.chan, "receive")? {
+            return Ok(());
         }
         prog.on(0, Input::Arrived { chan: spec.chan, bytes: spec.size, tag: TAG_DATA }, &mut out);
         for o in &out {

@@ -2,9 +2,9 @@
 //! (connect, connect/request/response/close), driven by [`TxnInitiator`] and
 //! [`TxnResponder`].
 
-use super::{io_err, ChanSpec, Target};
+use super::{io_err, recv_until_stop, ChanSpec, Target};
 use crate::clock::Clock;
-use crate::conn::{is_clean_close, is_timeout, DataConn};
+use crate::conn::DataConn;
 use crate::proto::{BaseCode, Phase};
 use interlab_patterns::{Samples, TxnInitiator, TxnInput, TxnKind, TxnOutput, TxnResponder, TxnSpec};
 use std::net::TcpStream;
@@ -53,17 +53,8 @@ pub fn respond_rr(spec: &ChanSpec, conn: &mut DataConn, stop: &AtomicBool) -> Re
     let req = spec.size as usize;
     let mut out = Vec::with_capacity(2);
     loop {
-        match conn.recv_msg(&mut buf[..req]) {
-            Ok(()) => {}
-            Err(e) if is_clean_close(&e) => return Ok(()),
-            Err(e) if is_timeout(&e) && conn.is_datagram() => {
-                if stop.load(Ordering::Relaxed) {
-                    return Ok(());
-                }
-                continue;
-            }
-            Err(_) if stop.load(Ordering::Relaxed) => return Ok(()),
-            Err(e) => return Err(io_err(spec.chan, "receive request", e)),
+        if !recv_until_stop(conn, &mut buf[..req], stop, spec.chan, "receive request")? {
+            return Ok(());
         }
         r.on(TxnInput::Arrived { bytes: req as u64 }, &mut out);
         for o in &out {
