@@ -186,7 +186,12 @@ pub fn reproduce(opts: &ReproduceOptions, progress: &dyn Progress) -> Result<Rep
                 .filter(|c| fig.y_label.ends_with(&format!("({})", c.spec.unit)))
                 .filter_map(|c| match &c.spec.published {
                     Some(ClaimValue::Number(y)) => Some(Mark {
-                        label: format!("paper: {}", fmt_value(*y, &c.spec.unit)),
+                        // Named by the claim's last id segment: a figure may carry several.
+                        label: format!(
+                            "paper {}: {}",
+                            c.spec.id.rsplit('.').next().unwrap_or(&c.spec.id),
+                            fmt_value(*y, &c.spec.unit)
+                        ),
                         claim_id: c.spec.id.clone(),
                         x: computed.get(c.spec.id.as_str()).and_then(|k| k.mark_x),
                         y: *y,
