@@ -15,6 +15,7 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ("epyc-hdr-pcie4", include_str!("../../../profiles/epyc-hdr-pcie4.toml")),
     ("woodcrest-infinihost-longbow", include_str!("../../../profiles/woodcrest-infinihost-longbow.toml")),
     ("r805-connectx-ddr", include_str!("../../../profiles/r805-connectx-ddr.toml")),
+    ("xeon24-mt23108-pcix", include_str!("../../../profiles/xeon24-mt23108-pcix.toml")),
 ];
 
 /// A testbed: hosts, bus, adapter, links, switch.

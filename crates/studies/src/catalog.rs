@@ -34,7 +34,7 @@ pub struct StudyDef {
 
 /// Every study interlab models so far, in report order.
 pub fn catalog() -> Vec<StudyDef> {
-    vec![crate::vpi::study(), crate::pcie::study(), crate::ipoib_offload::study(), crate::ibwan::study()]
+    vec![crate::vpi::study(), crate::pcie::study(), crate::ipoib_offload::study(), crate::ibwan::study(), crate::sdp::study()]
 }
 
 /// The five paper ids, in report order (studies not yet modelled still get a section).

@@ -8,6 +8,7 @@ mod ibwan;
 mod ipoib_offload;
 mod pcie;
 mod reproduce;
+mod sdp;
 mod vpi;
 
 pub use catalog::{catalog, FigureDef, StudyDef};
