@@ -2,7 +2,7 @@
 
 use indicatif::{ProgressBar, ProgressStyle};
 use interlab_experiment::{parse_experiment, point_count, run_experiment, write_records};
-use interlab_model::{Ports, Profile, Service, Topology, VerbsSetup};
+use interlab_model::{Ports, Profile, Service, VerbsSetup};
 use interlab_patterns::{Op, PatternKind, PatternSpec};
 use interlab_report::{render_svg, Figure, Scale, Series};
 use interlab_studies::{reproduce as run_reproduce, Progress, ReproduceOptions};
@@ -159,7 +159,7 @@ pub fn bench_kernel(events: u64, pending: u32) -> Result<ExitCode, String> {
     println!("kernel: {:.2} M events/s (best of 3; target >= 10)", best / 1e6);
     // A full model scenario: every layer (CPU, bus, adapter engines, RC, switch).
     let prof = Arc::new(Profile::load("xeon-mt25208-pcie").map_err(|e| e.to_string())?);
-    let setup = VerbsSetup { profile: prof, topology: Topology::Lan, service: Service::Rc, ports: Ports::Stripe { threshold: 8192 }, procs_per_node: 2, max_events: u64::MAX, trains: true, mpi: None, qps_per_port: 1 };
+    let setup = VerbsSetup::new(prof, Service::Rc, Ports::Stripe { threshold: 8192 }, 2);
     let spec = PatternSpec { kind: PatternKind::BiBandwidth, op: Op::RdmaWrite, size: 1 << 20, window: 64, warmup: 1, iterations: 4 };
     let t = std::time::Instant::now();
     let p = setup.run(&spec).map_err(|e| e.to_string())?;

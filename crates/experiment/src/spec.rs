@@ -1,7 +1,7 @@
 //! Parsing experiment specs with errors that name the file, the key and what was expected.
 
 use interlab_model::params::{ParamError, Table};
-use interlab_model::{MpiDesign, Ports, Profile, Service, Topology, VerbsSetup};
+use interlab_model::{Initiator, MpiDesign, Ports, Profile, Service, Topology, VerbsSetup};
 use interlab_patterns::{parse_sizes, Op, PatternKind, PatternSpec};
 use std::path::Path;
 use std::sync::Arc;
@@ -61,7 +61,7 @@ pub struct Experiment {
 
 const SERIES_KEYS: &[&str] = &[
     "label", "profile", "kind", "op", "window", "warmup", "iterations", "sizes", "service", "ports", "stripe_threshold",
-    "processes_per_node", "distance_miles", "mpi", "qps_per_port",
+    "processes_per_node", "distance_miles", "mpi", "qps_per_port", "clients", "initiator",
 ];
 
 /// Reads a value for `key` from the series table if present there, else from the defaults.
@@ -166,8 +166,13 @@ fn parse_series(file: &str, base: Option<&Path>, l: &mut Layers, label_default: 
     if mpi.is_some() && profile.mpi.is_none() {
         return Err(l.pick("mpi").err("mpi", format!("profile {} has no [mpi] section (MPI library parameters)", profile.id)));
     }
+    let clients = l.pick("clients").int_or("clients", 1, 1)? as u32;
+    let initiator = match l.pick("initiator").choice("initiator", &["server", "clients"], Some("server"))?.as_str() {
+        "clients" => Initiator::Clients,
+        _ => Initiator::Server,
+    };
     let topology = if distances.is_empty() { Topology::Lan } else { Topology::Wan { miles: distances[0] } };
-    let setup = VerbsSetup { profile: Arc::new(profile), topology, service, ports, procs_per_node: procs, max_events: 2_000_000_000, trains: true, mpi, qps_per_port };
+    let setup = VerbsSetup { profile: Arc::new(profile), topology, service, ports, procs_per_node: procs, max_events: 2_000_000_000, trains: true, mpi, qps_per_port, clients, initiator };
     let pattern = PatternSpec { kind, op, size: sizes[0], window, warmup, iterations };
     for &s in &sizes {
         setup.validate(&PatternSpec { size: s, ..pattern }).map_err(|e| ParamError {
@@ -308,6 +313,9 @@ sizes = [8192]
             ("[experiment]\nname=\"t\"\nprofile=\"xeon-mt25208-pcie\"\n[pattern]\nkind=\"latency\"\nop=\"rdma_read\"\nsizes=\"4\"\nmpi=\"rc\"", "series", "op send"),
             ("[experiment]\nname=\"t\"\nprofile=\"xeon-mt25208-pcie\"\n[pattern]\nkind=\"latency\"\nsizes=\"4\"\nqps_per_port=2", "series", "MPI channels only"),
             ("[experiment]\nname=\"t\"\nprofile=\"xeon-mt25208-pcie\"\n[pattern]\nkind=\"bandwidth\"\nop=\"rdma_read\"\nsizes=\"4\"", "series", "pipelined"),
+            ("[experiment]\nname=\"t\"\nprofile=\"xeon-mt25208-pcie\"\n[pattern]\nkind=\"latency\"\nsizes=\"4\"\nclients=0", "clients", "integer >= 1"),
+            ("[experiment]\nname=\"t\"\nprofile=\"xeon-mt25208-pcie\"\n[pattern]\nkind=\"latency\"\nsizes=\"4\"\ninitiator=\"both\"", "initiator", "expected one of"),
+            ("[experiment]\nname=\"t\"\nprofile=\"woodcrest-infinihost-longbow\"\n[pattern]\nkind=\"latency\"\nsizes=\"4\"\nclients=2\ndistance_miles=10", "series", "two nodes"),
             ("[experiment]\nname=\"t\"\nprofile=\"xeon-mt25208-pcie\"\nengine=\"gpu\"\n[pattern]\nkind=\"latency\"\nsizes=\"4\"", "engine", "expected one of"),
         ];
         for (text, key, msg) in cases {

@@ -20,4 +20,4 @@ pub use params::ParamError;
 pub use profile::Profile;
 pub use transport::packet::Service;
 pub use ulp::mpi::MpiDesign;
-pub use verbs::{ModelError, Point, Ports, Topology, VerbsSetup};
+pub use verbs::{Initiator, ModelError, Point, Ports, Topology, VerbsSetup};

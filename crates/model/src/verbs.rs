@@ -64,6 +64,21 @@ pub struct VerbsSetup {
     pub mpi: Option<MpiDesign>,
     /// Queue pairs per port and channel (MPI spreads rendezvous data over them).
     pub qps_per_port: u32,
+    /// Client nodes around the server (node 0); 1 for a plain pair. With several, every
+    /// client process has its own channel (and server process) to the server: hot-spot,
+    /// fan-in and fan-out.
+    pub clients: u32,
+    /// Which side initiates the pattern on each channel.
+    pub initiator: Initiator,
+}
+
+/// Which side of each server-client channel runs the initiating program.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Initiator {
+    /// The server (node 0): a plain pair's sender, or fan-out.
+    Server,
+    /// The clients: fan-in (bandwidth) or hot-spot (latency).
+    Clients,
 }
 
 /// MVAPICH's striping threshold when several QPs share a port (MODEL-FACTS 6: old
@@ -83,6 +98,8 @@ impl VerbsSetup {
             trains: true,
             mpi: None,
             qps_per_port: 1,
+            clients: 1,
+            initiator: Initiator::Server,
         }
     }
 }
@@ -170,7 +187,13 @@ impl VerbsSetup {
         if self.procs_per_node == 0 {
             return Err(ModelError("at least one process per node".into()));
         }
+        if self.clients == 0 {
+            return Err(ModelError("at least one client node".into()));
+        }
         if let Topology::Wan { miles } = self.topology {
+            if self.clients > 1 {
+                return Err(ModelError("a wide-area path joins two nodes: use one client".into()));
+            }
             if self.profile.wan.is_none() {
                 return Err(ModelError(format!("profile {} has no [wan] section: it cannot model a wide-area path", self.profile.id)));
             }
@@ -192,16 +215,17 @@ impl VerbsSetup {
         let prof = self.profile.clone();
         let ports = prof.adapter.ports;
         let mut sim: Simulation<Ev> = Simulation::new();
-        let node_ids = [ComponentId(0), ComponentId(1)];
-        // Components: nodes 0 and 1, then the switch(es), then the wide-area path.
-        let sw = |i: u32| ComponentId(2 + i);
-        let (switch_of, mut switches) = match self.topology {
-            Topology::Lan => ([sw(0), sw(0)], vec![Switch::new(&prof.switch)]),
-            Topology::Wan { .. } => ([sw(0), sw(1)], vec![Switch::new(&prof.switch), Switch::new(&prof.switch)]),
+        // Components: nodes 0 (server) ..= clients, then the switch(es), then the WAN path.
+        let n_nodes = self.clients + 1;
+        let node_ids: Vec<ComponentId> = (0..n_nodes).map(ComponentId).collect();
+        let sw = |i: u32| ComponentId(n_nodes + i);
+        let (switch_of, mut switches): (Vec<ComponentId>, Vec<Switch>) = match self.topology {
+            Topology::Lan => (vec![sw(0); n_nodes as usize], vec![Switch::new(&prof.switch)]),
+            Topology::Wan { .. } => (vec![sw(0), sw(1)], vec![Switch::new(&prof.switch), Switch::new(&prof.switch)]),
         };
         let mut nodes: Vec<Node> = Vec::new();
-        for i in 0..2u32 {
-            let s = &mut switches[(switch_of[i as usize].0 - 2) as usize];
+        for i in 0..n_nodes {
+            let s = &mut switches[(switch_of[i as usize].0 - n_nodes) as usize];
             let base = s.ports.len() as u16;
             for p in 0..ports {
                 s.add_node_port(i, node_ids[i as usize], p as u8, &prof.link);
@@ -214,7 +238,7 @@ impl VerbsSetup {
         }
         let wan = if let Topology::Wan { miles } = self.topology {
             let w = prof.wan.as_ref().expect("validated");
-            let wan_id = ComponentId(4);
+            let wan_id = sw(2);
             let link = w.ib_link(&prof.link);
             let a = switches[0].add_uplink(wan_id, 0, &link);
             let b = switches[1].add_uplink(wan_id, 1, &link);
@@ -222,17 +246,21 @@ impl VerbsSetup {
         } else {
             None
         };
-        for n in nodes.iter_mut() {
-            for k in 0..self.procs_per_node {
+        // The server runs one process per client process; each client its own.
+        for (i, n) in nodes.iter_mut().enumerate() {
+            let procs = if i == 0 { self.procs_per_node * self.clients } else { self.procs_per_node };
+            for k in 0..procs {
                 n.add_proc(k);
             }
         }
         let bidir = spec.kind.is_bidirectional();
         let completions = spec.kind.needs_completions();
         let chans_per_pair = if bidir { 2 } else { 1 };
-        for k in 0..self.procs_per_node {
+        for (c, k) in (0..self.clients).flat_map(|c| (0..self.procs_per_node).map(move |k| (c, k))) {
+            let client = (c + 1) as usize;
+            let server_proc = (c * self.procs_per_node + k) as u16;
             for d in 0..chans_per_pair {
-                let chan = k * chans_per_pair + d;
+                let chan = (c * self.procs_per_node + k) * chans_per_pair + d;
                 let port_list: Vec<u8> = match self.ports {
                     Ports::One => vec![0],
                     // Each process pair on its own port; a single pair binds its two
@@ -255,9 +283,9 @@ impl VerbsSetup {
                 for &p in &port_list {
                     for _ in 0..self.qps_per_port.max(1) {
                         let ia = nodes[0].qps.len() as u32;
-                        let ib = nodes[1].qps.len() as u32;
-                        qa.push(nodes[0].add_qp(p, service, 1, p, ib));
-                        qb.push(nodes[1].add_qp(p, service, 0, p, ia));
+                        let ib = nodes[client].qps.len() as u32;
+                        qa.push(nodes[0].add_qp(p, service, client as u32, p, ib));
+                        qb.push(nodes[client].add_qp(p, service, 0, p, ia));
                     }
                 }
                 let rails = qa.len();
@@ -268,12 +296,15 @@ impl VerbsSetup {
                     };
                     MpiEnd::new(d, (rails > 1).then_some(th))
                 });
-                nodes[0].add_chan(chan, ChanEnd { qps: qa, ports: use_, proc: k as u16, next_msg: 0, completions, mpi: mpi.clone() });
-                nodes[1].add_chan(chan, ChanEnd { qps: qb, ports: use_, proc: k as u16, next_msg: 0, completions, mpi });
+                nodes[0].add_chan(chan, ChanEnd { qps: qa, ports: use_, proc: server_proc, next_msg: 0, completions, mpi: mpi.clone() });
+                nodes[client].add_chan(chan, ChanEnd { qps: qb, ports: use_, proc: k as u16, next_msg: 0, completions, mpi });
                 // Direction 0: node 0 initiates; direction 1 (bi-directional): node 1.
-                let (init, resp) = if d == 0 { (0, 1) } else { (1, 0) };
-                nodes[init].add_program(k as u16, Program::new(*spec, Role::Initiator, chan));
-                nodes[resp].add_program(k as u16, Program::new(*spec, Role::Responder, chan));
+                // Direction 0 is initiated by the chosen side; direction 1 (bi-directional) by the other.
+                let server_first = (self.initiator == Initiator::Server) == (d == 0);
+                let ((init, ip), (resp, rp)) =
+                    if server_first { ((0, server_proc), (client, k as u16)) } else { ((client, k as u16), (0, server_proc)) };
+                nodes[init].add_program(ip, Program::new(*spec, Role::Initiator, chan));
+                nodes[resp].add_program(rp, Program::new(*spec, Role::Responder, chan));
             }
         }
         for n in nodes {
@@ -285,7 +316,7 @@ impl VerbsSetup {
         if let Some(w) = wan {
             sim.add(w);
         }
-        for id in node_ids {
+        for &id in &node_ids {
             sim.schedule(id, 0, Ev::Start);
         }
         let stats = sim.run_bounded(Time::MAX, self.max_events);
@@ -293,7 +324,7 @@ impl VerbsSetup {
         let mut bw = 0.0;
         let mut unfinished = 0;
         let (mut sent, mut received) = (0, 0);
-        for id in node_ids {
+        for &id in &node_ids {
             let n = sim.get::<Node>(id).expect("node");
             sent += n.stats.payload_bytes_sent;
             received += n.stats.payload_bytes_received;

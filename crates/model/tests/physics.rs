@@ -11,7 +11,7 @@ fn prof(id: &str) -> Profile {
 }
 
 fn setup(p: Profile, ports: Ports, procs: u32, service: Service) -> VerbsSetup {
-    VerbsSetup { profile: Arc::new(p), topology: Topology::Lan, service, ports, procs_per_node: procs, max_events: 200_000_000, trains: true, mpi: None, qps_per_port: 1 }
+    VerbsSetup { profile: Arc::new(p), topology: Topology::Lan, service, ports, procs_per_node: procs, max_events: 200_000_000, trains: true, mpi: None, qps_per_port: 1, clients: 1, initiator: Initiator::Server }
 }
 
 fn bw(p: Profile, size: u64) -> f64 {
@@ -269,4 +269,36 @@ fn mpi_layers_conserve_messages_and_need_a_profile() {
     let s = PatternSpec { kind: PatternKind::Latency, op: Op::Send, size: 8, window: 1, warmup: 0, iterations: 1 };
     let e = VerbsSetup { mpi: Some(MpiDesign::Rc), ..setup(prof("epyc-hdr-pcie4"), Ports::One, 1, Service::Rc) }.run(&s).unwrap_err();
     assert!(e.0.contains("[mpi]"), "{e}");
+}
+
+#[test]
+fn fan_in_fan_out_and_hot_spot_share_the_server() {
+    let run = |kind, clients, initiator, size| {
+        let spec = PatternSpec { kind, op: Op::RdmaWrite, size, window: 16, warmup: 1, iterations: 3 };
+        let s = VerbsSetup { clients, initiator, ..setup(prof("xeon-mt25208-pcie"), Ports::One, 1, Service::Rc) };
+        let p = s.run(&spec).unwrap();
+        assert_eq!(p.bytes_sent, p.bytes_received);
+        p.value
+    };
+    // Bandwidth: the server's one port carries everything, whatever the number of clients.
+    let one = run(PatternKind::Bandwidth, 1, Initiator::Clients, 256 << 10);
+    for n in [2, 4] {
+        for who in [Initiator::Clients, Initiator::Server] {
+            let agg = run(PatternKind::Bandwidth, n, who, 256 << 10);
+            assert!((agg - one).abs() / one < 0.03, "{n} clients {who:?}: {agg} vs one {one}");
+        }
+    }
+    // Small messages: several clients together move more than one (the port is not full).
+    assert!(run(PatternKind::Bandwidth, 4, Initiator::Clients, 64) > 1.5 * run(PatternKind::Bandwidth, 1, Initiator::Clients, 64));
+    // Hot spot: latency seen by each client grows with the number of clients.
+    let mut last = 0.0;
+    for n in [1, 3, 7] {
+        let l = run(PatternKind::Latency, n, Initiator::Clients, 16 << 10);
+        assert!(l > last, "{n} clients: {l} us");
+        last = l;
+    }
+    let e = VerbsSetup { clients: 0, ..setup(prof("xeon-mt25208-pcie"), Ports::One, 1, Service::Rc) }
+        .run(&PatternSpec { kind: PatternKind::Latency, op: Op::Send, size: 8, window: 1, warmup: 0, iterations: 1 })
+        .unwrap_err();
+    assert!(e.0.contains("client"), "{e}");
 }
