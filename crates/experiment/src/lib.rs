@@ -9,7 +9,7 @@ mod run;
 mod spec;
 
 pub use run::{point_count, run_experiment, write_records, SeriesResult};
-pub use spec::{parse_experiment, Engine, Experiment, SeriesSpec};
+pub use spec::{parse_experiment, Engine, Experiment, PointSpec, SeriesSpec, XAxis};
 
 /// Version string stamped on every record.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -1,7 +1,7 @@
 //! Running an experiment on the model: every (series, size) point in parallel, results in
 //! spec order (deterministic whatever the thread count).
 
-use crate::spec::{Experiment, SeriesSpec};
+use crate::spec::{Experiment, PointSpec, SeriesSpec, XAxis};
 use crate::VERSION;
 use interlab_model::{ModelError, Topology};
 use interlab_patterns::{PatternSpec, ResultRecord, RECORD_SCHEMA};
@@ -13,11 +13,11 @@ use std::path::Path;
 #[derive(Debug, Clone)]
 pub struct SeriesResult {
     pub label: String,
-    /// (x, value in `unit`): x is the message size in bytes, or the distance in miles when
-    /// `x_is_distance`.
+    /// (x, value in `unit`): x is the message size in bytes, the distance in miles or the
+    /// number of clients, as `x_axis` says.
     pub points: Vec<(u64, f64)>,
-    /// The series sweeps distance.
-    pub x_is_distance: bool,
+    /// What x is.
+    pub x_axis: XAxis,
     /// "us" or "MB/s".
     pub unit: String,
     /// One record per point.
@@ -44,6 +44,7 @@ impl SeriesResult {
 fn record(exp: &Experiment, s: &SeriesSpec, spec: &PatternSpec, miles: Option<f64>, p: &interlab_model::Point) -> ResultRecord {
     ResultRecord {
         distance_miles: miles,
+        clients: None,
         schema: RECORD_SCHEMA,
         version: VERSION.to_string(),
         engine: "model".into(),
@@ -52,9 +53,10 @@ fn record(exp: &Experiment, s: &SeriesSpec, spec: &PatternSpec, miles: Option<f6
         profile: s.setup.profile.id.clone(),
         pattern: spec.kind.name().into(),
         op: spec.op.name().into(),
-        transport: match s.setup.mpi {
-            Some(d) => format!("mpi-{}", d.name()),
-            None => s.setup.service.name().into(),
+        transport: match (s.setup.sock, s.setup.mpi) {
+            (Some(k), _) => k.name().into(),
+            (_, Some(d)) => format!("mpi-{}", d.name()),
+            _ => s.setup.service.name().into(),
         },
         ports: s.setup.ports.name().into(),
         processes: s.setup.procs_per_node,
@@ -79,19 +81,19 @@ pub fn point_count(exp: &Experiment) -> usize {
 
 /// Runs every point; `tick` is called once per finished point (from worker threads).
 pub fn run_experiment(exp: &Experiment, tick: &(dyn Fn() + Sync)) -> Result<Vec<SeriesResult>, String> {
-    let jobs: Vec<(usize, u64, Option<f64>)> =
-        exp.series.iter().enumerate().flat_map(|(i, s)| s.points().into_iter().map(move |(z, d)| (i, z, d))).collect();
-    type Job = Result<(usize, u64, Option<f64>, interlab_model::Point), (String, u64, ModelError)>;
+    let jobs: Vec<(usize, PointSpec)> = exp.series.iter().enumerate().flat_map(|(i, s)| s.points().into_iter().map(move |p| (i, p))).collect();
+    type Job = Result<(usize, PointSpec, interlab_model::Point), (String, u64, ModelError)>;
     let results: Vec<Job> = jobs
         .par_iter()
-        .map(|&(i, size, miles)| {
+        .map(|&(i, pt)| {
             let s = &exp.series[i];
-            let spec = PatternSpec { size, ..s.pattern };
+            let spec = PatternSpec { size: pt.size, ..s.pattern };
             let mut setup = s.setup.clone();
-            if let Some(m) = miles {
+            if let Some(m) = pt.miles {
                 setup.topology = Topology::Wan { miles: m };
             }
-            let r = setup.run(&spec).map(|p| (i, size, miles, p)).map_err(|e| (s.label.clone(), size, e));
+            setup.clients = pt.clients;
+            let r = setup.run(&spec).map(|p| (i, pt, p)).map_err(|e| (s.label.clone(), pt.size, e));
             tick();
             r
         })
@@ -99,16 +101,22 @@ pub fn run_experiment(exp: &Experiment, tick: &(dyn Fn() + Sync)) -> Result<Vec<
     let mut out: Vec<SeriesResult> = exp
         .series
         .iter()
-        .map(|s| SeriesResult { label: s.label.clone(), points: vec![], x_is_distance: s.sweeps_distance(), unit: String::new(), records: vec![] })
+        .map(|s| SeriesResult { label: s.label.clone(), points: vec![], x_axis: s.x_axis(), unit: String::new(), records: vec![] })
         .collect();
     for r in results {
-        let (i, size, miles, p) = r.map_err(|(label, size, e)| format!("{}: series `{label}`, size {size} B: {e}", exp.file))?;
+        let (i, pt, p) = r.map_err(|(label, size, e)| format!("{}: series `{label}`, size {size} B: {e}", exp.file))?;
         let s = &exp.series[i];
-        let spec = PatternSpec { size, ..s.pattern };
-        let x = if out[i].x_is_distance { miles.unwrap_or(0.0).round() as u64 } else { size };
+        let spec = PatternSpec { size: pt.size, ..s.pattern };
+        let x = match out[i].x_axis {
+            XAxis::Size => pt.size,
+            XAxis::Distance => pt.miles.unwrap_or(0.0).round() as u64,
+            XAxis::Clients => pt.clients as u64,
+        };
         out[i].unit = p.unit.to_string();
         out[i].points.push((x, p.value));
-        out[i].records.push(record(exp, s, &spec, miles, &p));
+        let mut rec = record(exp, s, &spec, pt.miles, &p);
+        rec.clients = (pt.clients > 1).then_some(pt.clients);
+        out[i].records.push(rec);
     }
     Ok(out)
 }

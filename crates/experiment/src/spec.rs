@@ -1,7 +1,7 @@
 //! Parsing experiment specs with errors that name the file, the key and what was expected.
 
 use interlab_model::params::{ParamError, Table};
-use interlab_model::{Initiator, MpiDesign, Ports, Profile, Service, Topology, VerbsSetup};
+use interlab_model::{Initiator, MpiDesign, SockStack, Ports, Profile, Service, Topology, VerbsSetup};
 use interlab_patterns::{parse_sizes, Op, PatternKind, PatternSpec};
 use std::path::Path;
 use std::sync::Arc;
@@ -27,22 +27,53 @@ pub struct SeriesSpec {
     pub sizes: Vec<u64>,
     /// Wide-area loop lengths, miles (empty: both nodes on one switch).
     pub distances: Vec<f64>,
+    /// Client-node counts (one entry unless swept).
+    pub clients: Vec<u32>,
+}
+
+/// What a series' x axis is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum XAxis {
+    /// Message size, bytes.
+    Size,
+    /// Wide-area loop length, miles.
+    Distance,
+    /// Client nodes around the server.
+    Clients,
+}
+
+/// One point of a series: the coordinates that vary.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PointSpec {
+    pub size: u64,
+    pub miles: Option<f64>,
+    pub clients: u32,
 }
 
 impl SeriesSpec {
-    /// True when the series sweeps distance (several distances, one size): its x axis is
-    /// distance in miles instead of message size in bytes.
-    pub fn sweeps_distance(&self) -> bool {
-        self.distances.len() > 1 && self.sizes.len() == 1
+    /// The swept variable: distance or clients when several are given with one size.
+    pub fn x_axis(&self) -> XAxis {
+        if self.sizes.len() == 1 && self.distances.len() > 1 {
+            XAxis::Distance
+        } else if self.sizes.len() == 1 && self.clients.len() > 1 {
+            XAxis::Clients
+        } else {
+            XAxis::Size
+        }
     }
 
-    /// Every (size, distance) point, in order.
-    pub fn points(&self) -> Vec<(u64, Option<f64>)> {
-        if self.distances.is_empty() {
-            self.sizes.iter().map(|&z| (z, None)).collect()
-        } else {
-            self.distances.iter().flat_map(|&d| self.sizes.iter().map(move |&z| (z, Some(d)))).collect()
+    /// Every point, in order (distance, then clients, then size).
+    pub fn points(&self) -> Vec<PointSpec> {
+        let miles: Vec<Option<f64>> = if self.distances.is_empty() { vec![None] } else { self.distances.iter().map(|&d| Some(d)).collect() };
+        let mut v = Vec::new();
+        for &m in &miles {
+            for &c in &self.clients {
+                for &size in &self.sizes {
+                    v.push(PointSpec { size, miles: m, clients: c });
+                }
+            }
         }
+        v
     }
 }
 
@@ -61,7 +92,7 @@ pub struct Experiment {
 
 const SERIES_KEYS: &[&str] = &[
     "label", "profile", "kind", "op", "window", "warmup", "iterations", "sizes", "service", "ports", "stripe_threshold",
-    "processes_per_node", "distance_miles", "mpi", "qps_per_port", "clients", "initiator",
+    "processes_per_node", "distance_miles", "mpi", "qps_per_port", "clients", "initiator", "socket",
 ];
 
 /// Reads a value for `key` from the series table if present there, else from the defaults.
@@ -139,7 +170,7 @@ fn parse_series(file: &str, base: Option<&Path>, l: &mut Layers, label_default: 
                 toml::Value::Array(a) => a.clone(),
                 other => vec![other.clone()],
             };
-            let mut d = Vec::new();
+            let mut d: Vec<f64> = Vec::new();
             for x in items {
                 match x {
                     toml::Value::Integer(i) if i >= 0 => d.push(i as f64),
@@ -166,13 +197,41 @@ fn parse_series(file: &str, base: Option<&Path>, l: &mut Layers, label_default: 
     if mpi.is_some() && profile.mpi.is_none() {
         return Err(l.pick("mpi").err("mpi", format!("profile {} has no [mpi] section (MPI library parameters)", profile.id)));
     }
-    let clients = l.pick("clients").int_or("clients", 1, 1)? as u32;
+    let sock = match l.pick("socket").choice("socket", &["none", "ipoib-ud", "sdp-bc"], Some("none"))?.as_str() {
+        "ipoib-ud" => Some(SockStack::IpoibUd),
+        "sdp-bc" => Some(SockStack::SdpBc),
+        _ => None,
+    };
+    if sock.is_some() && profile.stack.is_none() {
+        return Err(l.pick("socket").err("socket", format!("profile {} has no [stack] section (host socket-stack costs)", profile.id)));
+    }
+    let t = l.pick("clients");
+    let clients: Vec<u32> = match t.value("clients") {
+        None => vec![1],
+        Some(v) => {
+            let items = match v {
+                toml::Value::Array(a) => a.clone(),
+                other => vec![other.clone()],
+            };
+            let mut c = Vec::new();
+            for x in items {
+                match x {
+                    toml::Value::Integer(i) if (1..=4096).contains(&i) => c.push(i as u32),
+                    other => return Err(t.err("clients", format!("expected integers >= 1 (client nodes), found {other}"))),
+                }
+            }
+            if c.is_empty() {
+                return Err(t.err("clients", "empty list"));
+            }
+            c
+        }
+    };
     let initiator = match l.pick("initiator").choice("initiator", &["server", "clients"], Some("server"))?.as_str() {
         "clients" => Initiator::Clients,
         _ => Initiator::Server,
     };
     let topology = if distances.is_empty() { Topology::Lan } else { Topology::Wan { miles: distances[0] } };
-    let setup = VerbsSetup { profile: Arc::new(profile), topology, service, ports, procs_per_node: procs, max_events: 2_000_000_000, trains: true, mpi, qps_per_port, clients, initiator };
+    let setup = VerbsSetup { profile: Arc::new(profile), topology, service, ports, procs_per_node: procs, max_events: 2_000_000_000, trains: true, mpi, qps_per_port, clients: clients[0], initiator, sock };
     let pattern = PatternSpec { kind, op, size: sizes[0], window, warmup, iterations };
     for &s in &sizes {
         setup.validate(&PatternSpec { size: s, ..pattern }).map_err(|e| ParamError {
@@ -181,7 +240,11 @@ fn parse_series(file: &str, base: Option<&Path>, l: &mut Layers, label_default: 
             message: format!("{e} (size {s})"),
         })?;
     }
-    Ok(SeriesSpec { label, profile_name, setup, pattern, sizes, distances })
+    for &c in &clients {
+        let trial = VerbsSetup { clients: c, ..setup.clone() };
+        trial.validate(&pattern).map_err(|e| ParamError { file: file.to_string(), key: format!("series `{label}`"), message: format!("{e} ({c} clients)") })?;
+    }
+    Ok(SeriesSpec { label, profile_name, setup, pattern, sizes, distances, clients })
 }
 
 fn load_profile(name: &str, base: Option<&Path>) -> Result<Profile, ParamError> {
@@ -313,9 +376,12 @@ sizes = [8192]
             ("[experiment]\nname=\"t\"\nprofile=\"xeon-mt25208-pcie\"\n[pattern]\nkind=\"latency\"\nop=\"rdma_read\"\nsizes=\"4\"\nmpi=\"rc\"", "series", "op send"),
             ("[experiment]\nname=\"t\"\nprofile=\"xeon-mt25208-pcie\"\n[pattern]\nkind=\"latency\"\nsizes=\"4\"\nqps_per_port=2", "series", "MPI channels only"),
             ("[experiment]\nname=\"t\"\nprofile=\"xeon-mt25208-pcie\"\n[pattern]\nkind=\"bandwidth\"\nop=\"rdma_read\"\nsizes=\"4\"", "series", "pipelined"),
-            ("[experiment]\nname=\"t\"\nprofile=\"xeon-mt25208-pcie\"\n[pattern]\nkind=\"latency\"\nsizes=\"4\"\nclients=0", "clients", "integer >= 1"),
+            ("[experiment]\nname=\"t\"\nprofile=\"xeon-mt25208-pcie\"\n[pattern]\nkind=\"latency\"\nsizes=\"4\"\nclients=0", "clients", "integers >= 1"),
             ("[experiment]\nname=\"t\"\nprofile=\"xeon-mt25208-pcie\"\n[pattern]\nkind=\"latency\"\nsizes=\"4\"\ninitiator=\"both\"", "initiator", "expected one of"),
             ("[experiment]\nname=\"t\"\nprofile=\"woodcrest-infinihost-longbow\"\n[pattern]\nkind=\"latency\"\nsizes=\"4\"\nclients=2\ndistance_miles=10", "series", "two nodes"),
+            ("[experiment]\nname=\"t\"\nprofile=\"xeon-mt25208-pcie\"\n[pattern]\nkind=\"latency\"\nop=\"send\"\nsizes=\"4\"\nsocket=\"sdp-bc\"", "socket", "no [stack] section"),
+            ("[experiment]\nname=\"t\"\nprofile=\"xeon24-mt23108-pcix\"\n[pattern]\nkind=\"latency\"\nop=\"send\"\nsizes=\"4\"\nsocket=\"tcp\"", "socket", "expected one of"),
+            ("[experiment]\nname=\"t\"\nprofile=\"xeon-mt25208-pcie\"\n[pattern]\nkind=\"latency\"\nsizes=\"4\"\nclients=[1, 0]", "clients", "integers >= 1"),
             ("[experiment]\nname=\"t\"\nprofile=\"xeon-mt25208-pcie\"\nengine=\"gpu\"\n[pattern]\nkind=\"latency\"\nsizes=\"4\"", "engine", "expected one of"),
         ];
         for (text, key, msg) in cases {

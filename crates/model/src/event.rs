@@ -18,6 +18,8 @@ pub enum Ev {
     Notify { proc: u16, input: Input, cqe: bool },
     /// An MPI message reached process `proc`'s library (polled; `cqe` when by a completion).
     MpiArrival { proc: u16, meta: MsgMeta, cqe: bool },
+    /// A socket segment's completion reached the host (interrupt).
+    SockArrival { meta: MsgMeta },
     /// A doorbell write reached the adapter.
     Doorbell { qp: u32, wr: Wr },
     /// The adapter has fetched the work request.

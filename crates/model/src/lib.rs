@@ -20,4 +20,5 @@ pub use params::ParamError;
 pub use profile::Profile;
 pub use transport::packet::Service;
 pub use ulp::mpi::MpiDesign;
+pub use ulp::sock::SockStack;
 pub use verbs::{Initiator, ModelError, Point, Ports, Topology, VerbsSetup};

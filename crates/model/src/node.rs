@@ -41,6 +41,8 @@ pub struct ChanEnd {
     pub completions: bool,
     /// The MPI library on this end, when the channel is an MPI connection.
     pub mpi: Option<crate::ulp::mpi::MpiEnd>,
+    /// The socket stack on this end, when the channel is a stream socket.
+    pub sock: Option<crate::ulp::sock::SockEnd>,
 }
 
 /// Packets to send as one train when `left` packets of a message remain: whole trains only
@@ -199,6 +201,8 @@ impl Node {
             if let Output::Post(m) = o {
                 t = if self.chans.get(&m.chan).is_some_and(|c| c.mpi.is_some()) {
                     self.mpi_send(*m, t, ctx)
+                } else if self.chans.get(&m.chan).is_some_and(|c| c.sock.is_some()) {
+                    self.sock_send(*m, t, ctx)
                 } else {
                     self.post_message(*m, t, ctx)
                 };
@@ -262,6 +266,11 @@ impl Node {
     }
 
     fn arrived(&mut self, at: Time, meta: MsgMeta, cqe: bool, ctx: &mut Ctx<'_, Ev>) {
+        if self.chans.get(&meta.chan).is_some_and(|c| c.sock.is_some()) {
+            // The completion raises an interrupt: the stack runs on the interrupt core.
+            ctx.send_at(ctx.me(), at, Ev::SockArrival { meta });
+            return;
+        }
         if let Some(end) = self.chans.get(&meta.chan).filter(|c| c.mpi.is_some()) {
             // The MPI library's progress engine sees it first.
             let proc = end.proc;
@@ -568,6 +577,7 @@ impl Component<Ev> for Node {
             }
             Ev::Notify { proc, input, cqe } => self.run_programs(proc, input, cqe, ctx),
             Ev::MpiArrival { proc, meta, cqe } => self.mpi_arrival(proc, meta, cqe, ctx),
+            Ev::SockArrival { meta } => self.sock_arrival(meta, ctx),
             Ev::Doorbell { qp, wr } => {
                 let a = &self.prof.adapter;
                 let fetched = if a.blueflame {

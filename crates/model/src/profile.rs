@@ -6,6 +6,7 @@ use crate::hw::link::LinkSpec;
 use crate::hw::switch_spec::SwitchSpec;
 use crate::hw::wan_spec::WanSpec;
 use crate::ulp::mpi::MpiSpec;
+use crate::ulp::sock::StackSpec;
 use crate::params::{ParamError, Table};
 
 /// Profiles shipped with interlab (embedded in the binary).
@@ -34,6 +35,8 @@ pub struct Profile {
     pub wan: Option<WanSpec>,
     /// The MPI library, for testbeds whose MPI results are modelled.
     pub mpi: Option<MpiSpec>,
+    /// Host socket-stack costs, for testbeds whose socket results are modelled.
+    pub stack: Option<StackSpec>,
 }
 
 impl Profile {
@@ -60,8 +63,9 @@ impl Profile {
         let switch = section!("switch", SwitchSpec);
         let wan = if t.has("wan") { Some(section!("wan", WanSpec)) } else { None };
         let mpi = if t.has("mpi") { Some(section!("mpi", MpiSpec)) } else { None };
+        let stack = if t.has("stack") { Some(section!("stack", StackSpec)) } else { None };
         t.finish()?;
-        Ok(Profile { id, description, host, bus, adapter, link, switch, wan, mpi })
+        Ok(Profile { id, description, host, bus, adapter, link, switch, wan, mpi, stack })
     }
 
     /// A built-in profile by id, or a profile file by path.

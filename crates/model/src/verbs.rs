@@ -7,6 +7,7 @@ use crate::hw::extender::WanPath;
 use crate::hw::switch::Switch;
 use crate::node::{ChanEnd, Node, PortUse};
 use crate::ulp::mpi::{MpiDesign, MpiEnd};
+use crate::ulp::sock::{SockEnd, SockStack};
 use crate::profile::Profile;
 use crate::transport::packet::Service;
 use interlab_kernel::{ComponentId, Simulation, Time};
@@ -70,6 +71,8 @@ pub struct VerbsSetup {
     pub clients: u32,
     /// Which side initiates the pattern on each channel.
     pub initiator: Initiator,
+    /// Run the pattern over this socket stack instead of raw verbs or MPI.
+    pub sock: Option<SockStack>,
 }
 
 /// Which side of each server-client channel runs the initiating program.
@@ -100,6 +103,7 @@ impl VerbsSetup {
             qps_per_port: 1,
             clients: 1,
             initiator: Initiator::Server,
+            sock: None,
         }
     }
 }
@@ -145,6 +149,27 @@ impl VerbsSetup {
             return Err(ModelError(format!("the verbs model does not run the `{}` pattern yet", spec.kind.name())));
         }
         let mtu = self.profile.link.mtu_bytes as u64;
+        if let Some(stack) = self.sock {
+            let Some(st) = &self.profile.stack else {
+                return Err(ModelError(format!("profile {} has no [stack] section: it cannot model sockets", self.profile.id)));
+            };
+            if self.mpi.is_some() {
+                return Err(ModelError("a channel is either MPI or a socket, not both".into()));
+            }
+            if spec.op != Op::Send {
+                return Err(ModelError(format!("sockets send messages (op send), not {}", spec.op.name())));
+            }
+            if !matches!(spec.kind, PatternKind::Latency | PatternKind::Bandwidth | PatternKind::BiBandwidth) {
+                return Err(ModelError(format!("{} runs latency, bandwidth and bibw patterns", stack.name())));
+            }
+            if stack == SockStack::IpoibUd && st.ipoib_mtu_bytes > mtu {
+                return Err(ModelError(format!("IPoIB MTU {} exceeds the link MTU {mtu}", st.ipoib_mtu_bytes)));
+            }
+            if spec.size == 0 {
+                return Err(ModelError("message size must be at least 1 byte".into()));
+            }
+            return Ok(());
+        }
         if let Some(d) = self.mpi {
             if self.profile.mpi.is_none() {
                 return Err(ModelError(format!("profile {} has no [mpi] section: it cannot model MPI", self.profile.id)));
@@ -273,11 +298,15 @@ impl VerbsSetup {
                     Ports::Stripe { threshold } => PortUse::Stripe { threshold },
                     _ => PortUse::Single,
                 };
-                let service = match self.mpi {
-                    Some(MpiDesign::Rc) => Service::Rc,
-                    Some(MpiDesign::Uc) => Service::Uc,
-                    Some(MpiDesign::Ud) => Service::Ud,
-                    None => self.service,
+                let service = match (self.sock, self.mpi) {
+                    (Some(SockStack::IpoibUd), _) => Service::Ud,
+                    (Some(SockStack::SdpBc), _) => Service::Rc,
+                    (_, Some(d)) => match d {
+                        MpiDesign::Rc => Service::Rc,
+                        MpiDesign::Uc => Service::Uc,
+                        MpiDesign::Ud => Service::Ud,
+                    },
+                    (None, None) => self.service,
                 };
                 let (mut qa, mut qb) = (Vec::new(), Vec::new());
                 for &p in &port_list {
@@ -296,8 +325,8 @@ impl VerbsSetup {
                     };
                     MpiEnd::new(d, (rails > 1).then_some(th))
                 });
-                nodes[0].add_chan(chan, ChanEnd { qps: qa, ports: use_, proc: server_proc, next_msg: 0, completions, mpi: mpi.clone() });
-                nodes[client].add_chan(chan, ChanEnd { qps: qb, ports: use_, proc: k as u16, next_msg: 0, completions, mpi });
+                nodes[0].add_chan(chan, ChanEnd { qps: qa, ports: use_, proc: server_proc, next_msg: 0, completions, mpi: mpi.clone(), sock: self.sock.map(SockEnd::new) });
+                nodes[client].add_chan(chan, ChanEnd { qps: qb, ports: use_, proc: k as u16, next_msg: 0, completions, mpi, sock: self.sock.map(SockEnd::new) });
                 // Direction 0: node 0 initiates; direction 1 (bi-directional): node 1.
                 // Direction 0 is initiated by the chosen side; direction 1 (bi-directional) by the other.
                 let server_first = (self.initiator == Initiator::Server) == (d == 0);
@@ -322,6 +351,11 @@ impl VerbsSetup {
         let stats = sim.run_bounded(Time::MAX, self.max_events);
         let mut latencies: Vec<f64> = Vec::new();
         let mut bw = 0.0;
+        // Several flows: the aggregate is all measured bytes over the union of their
+        // measured intervals (a sum of per-flow rates would count a flow that runs alone at
+        // the end at full speed). A single bi-directional pair reports its two directions'
+        // rates summed, as perftest and OSU do.
+        let (mut union, mut total_bytes, mut flows) = (None, 0u64, 0u32);
         let mut unfinished = 0;
         let (mut sent, mut received) = (0, 0);
         for &id in &node_ids {
@@ -338,7 +372,13 @@ impl VerbsSetup {
                     }
                     match prog.samples() {
                         Samples::Latency(v) => latencies.extend(v.iter().map(|ps| *ps as f64 / 1e6)),
-                        Samples::Bandwidth { bytes, elapsed_ps, .. } if elapsed_ps > 0 => bw += bytes as f64 / elapsed_ps as f64 * 1e6,
+                        Samples::Bandwidth { bytes, elapsed_ps, .. } if elapsed_ps > 0 => {
+                            bw += bytes as f64 / elapsed_ps as f64 * 1e6;
+                            let (a, b) = prog.measured_window().expect("finished bandwidth initiator");
+                            union = Some(union.map_or((a, b), |(x, y): (u64, u64)| (x.min(a), y.max(b))));
+                            total_bytes += bytes;
+                            flows += 1;
+                        }
                         _ => {}
                     }
                 }
@@ -350,6 +390,11 @@ impl VerbsSetup {
                 self.max_events,
                 stats.end_time as f64 / 1e9
             )));
+        }
+        if flows > 1 && !(bidir && flows == 2) {
+            if let Some((a, b)) = union.filter(|(a, b)| b > a) {
+                bw = total_bytes as f64 / (b - a) as f64 * 1e6;
+            }
         }
         let (value, unit, summary) = if spec.kind == PatternKind::Latency {
             let s = Summary::of(&latencies).ok_or_else(|| ModelError("no latency samples (iterations = 0?)".into()))?;

@@ -340,6 +340,15 @@ impl Program {
         }
     }
 
+    /// Engine times (picoseconds) at which the measured part began and ended (bandwidth
+    /// initiators, once done): lets an engine aggregate several programs over their union.
+    pub fn measured_window(&self) -> Option<(u64, u64)> {
+        match (self.role, self.spec.kind) {
+            (Role::Initiator, k) if k != PatternKind::Latency && self.done => Some((self.t_measure.unwrap_or(self.t_iter), self.t_iter)),
+            _ => None,
+        }
+    }
+
     /// What was measured (initiators, once done).
     pub fn samples(&self) -> Samples {
         match (self.role, self.spec.kind) {

@@ -35,6 +35,9 @@ pub struct ResultRecord {
     /// Wide-area loop length in miles (model runs over a WAN path).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub distance_miles: Option<f64>,
+    /// Client nodes around the server (model fan-in, fan-out, hot-spot), when more than one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clients: Option<u32>,
     /// Metric name: latency_us, bandwidth_MBps.
     pub metric: String,
     /// Value in the metric's unit.

@@ -1,21 +1,24 @@
 //! The sdp study (Balaji et al., ISPASS 2004): Sockets Direct Protocol over InfiniBand.
-//! So far its native VAPI (verbs) curves of fig1; IPoIB, SDP, the multi-stream, hot-spot,
-//! fan-in/out, data-center and PVFS figures come with issues 4, 6 and 7.
+//! Figures 1-3: latency and bandwidth of IPoIB, SDP (buffered copy) and VAPI, multi-stream,
+//! hot-spot, fan-in and fan-out. The data-center and PVFS figures come with issues 6 and 7.
 
 use crate::catalog::{FigureDef, StudyDef};
-use crate::claimcalc::{num, peak, series, smallest, Computed, FigureResults};
+use crate::claimcalc::{boolean, num, peak, series, smallest, Computed, FigureResults};
 use interlab_report::Scale;
 
 macro_rules! fig {
     ($id:literal, $title:literal, $y:expr) => {
+        fig!($id, $title, $y, "Message size (bytes)", Scale::Log2)
+    };
+    ($id:literal, $title:literal, $y:expr, $xl:expr, $xs:expr) => {
         FigureDef {
             id: $id,
             title: $title,
             spec: include_str!(concat!("../../../studies/sdp/", $id, ".toml")),
             spec_path: concat!("studies/sdp/", $id, ".toml"),
-            x_label: "Message size (bytes)",
+            x_label: $xl,
             y_label: $y,
-            x_scale: Scale::Log2,
+            x_scale: $xs,
             y_scale: Scale::Linear,
             y_div: 1.0,
         }
@@ -27,10 +30,19 @@ pub fn study() -> StudyDef {
     StudyDef {
         id: "sdp",
         title: "Sockets Direct Protocol over InfiniBand (sdp)",
-        summary: "Cluster 1: dual 2.4 GHz Xeons with the InfiniHost MT23108 on PCI-X. Modelled so far: the native VAPI \
-                  curves (adapter, bus and link as in the pcie study's PCI-X profile; host costs scaled by clock). \
-                  IPoIB, SDP and the applications follow.",
-        figures: vec![fig!("fig1a", "Latency (VAPI so far)", "Latency (us)"), fig!("fig1b", "Bandwidth (VAPI so far)", "Bandwidth (MB/s)")],
+        summary: "Cluster 1: dual 2.4 GHz Xeons with the InfiniHost MT23108 on PCI-X. VAPI curves: adapter, bus and \
+                  link as in the pcie study's PCI-X profile, host costs scaled by clock (nothing fitted). Sockets: \
+                  TCP/IP over IPoIB (an interrupt and stack work per 2 KiB packet on one interrupt core, TCP ACKs) \
+                  and SDP buffered copy (copies at both ends, per-message SDP work); their host costs are fitted to \
+                  the fig1 latencies and peaks, then predict the multi-stream, hot-spot, fan-in and fan-out figures.",
+        figures: vec![
+            fig!("fig1a", "Latency", "Latency (us)"),
+            fig!("fig1b", "Bandwidth", "Bandwidth (MB/s)"),
+            fig!("fig2a", "Multi-stream bandwidth", "Bandwidth (MB/s)"),
+            fig!("fig2b", "Hot-spot latency at 16 KiB", "Latency (us)", "Clients", Scale::Linear),
+            fig!("fig3a", "Fan-in bandwidth at 16 KiB", "Bandwidth (MB/s)", "Clients", Scale::Linear),
+            fig!("fig3b", "Fan-out bandwidth at 16 KiB", "Bandwidth (MB/s)", "Clients", Scale::Linear),
+        ],
         claims,
     }
 }
@@ -42,7 +54,44 @@ fn claims(r: &FigureResults) -> Vec<Computed> {
             Ok((v, note, None))
         }
     };
+    let peak_in = |fig: &'static str, labels: &'static [&'static str]| {
+        move || {
+            let mut best = (f64::NAN, String::new(), None);
+            for l in labels {
+                let (v, note) = peak(series(r, fig, l)?);
+                if best.0.is_nan() || v > best.0 {
+                    best = (v, note, None);
+                }
+            }
+            Ok(best)
+        }
+    };
+    let rise = |label: &'static str| {
+        move || {
+            let s = series(r, "fig2b", label)?;
+            let (one, seven) = (s.at(1).ok_or("no 1-client point")?, s.at(7).ok_or("no 7-client point")?);
+            Ok((seven - one, format!("`{label}`: {one:.1} us with 1 client, {seven:.1} us with 7"), None))
+        }
+    };
     vec![
+        num("sdp.lat.sdp", || smallest(series(r, "fig1a", "SDP")?)),
+        num("sdp.lat.ipoib", || smallest(series(r, "fig1a", "IPoIB")?)),
+        boolean("sdp.lat.gap_grows", || {
+            let (ip, sd) = (series(r, "fig1a", "IPoIB")?, series(r, "fig1a", "SDP")?);
+            let gaps: Vec<(u64, f64)> = ip.points.iter().filter_map(|&(z, v)| sd.at(z).map(|w| (z, v - w))).collect();
+            let (first, last) = (gaps.first().ok_or("no common sizes")?, gaps.last().ok_or("no common sizes")?);
+            Ok((last.1 > first.1 + 1.0, format!("IPoIB - SDP: {:.1} us at {} B, {:.1} us at {} B", first.1, first.0, last.1, last.0)))
+        }),
+        num("sdp.bw.sdp", peak_of("SDP")),
+        num("sdp.bw.ipoib", peak_of("IPoIB")),
+        num("sdp.ms.sdp", peak_in("fig2a", &["SDP 2 streams", "SDP 4 streams"])),
+        num("sdp.ms.ipoib", peak_in("fig2a", &["IPoIB 2 streams", "IPoIB 4 streams"])),
+        num("sdp.hot.sdp_increase", rise("SDP")),
+        num("sdp.hot.ipoib_increase", rise("IPoIB")),
+        num("sdp.fanin.sdp", peak_in("fig3a", &["SDP"])),
+        num("sdp.fanin.ipoib", peak_in("fig3a", &["IPoIB"])),
+        num("sdp.fanout.sdp", peak_in("fig3b", &["SDP"])),
+        num("sdp.fanout.ipoib", peak_in("fig3b", &["IPoIB"])),
         num("sdp.lat.vapi_sr", || smallest(series(r, "fig1a", "VAPI send/receive")?)),
         num("sdp.lat.vapi_rdma", || smallest(series(r, "fig1a", "VAPI RDMA write")?)),
         num("sdp.bw.vapi_sr", peak_of("VAPI send/receive")),

@@ -74,8 +74,10 @@ pub enum UlpKind {
     Fin,
     /// MPI-over-datagram fragment; `last` closes the message.
     Frag { last: bool },
-    /// MPI-level acknowledgement of `packets` fragments or messages.
+    /// MPI-level (or TCP) acknowledgement of `packets` fragments, messages or segments.
     Ack { packets: u32 },
+    /// A socket stack's segment (IP packet or SDP message) carrying `bytes` of the stream.
+    Segment { bytes: u64 },
 }
 
 /// What a packet is.

@@ -2,3 +2,4 @@
 //! datagram- and UC-based designs with MPI-level reliability).
 
 pub mod mpi;
+pub mod sock;
