@@ -2,7 +2,7 @@
 //! range extenders at 1400 and 8600 miles. Figures 4-10 (verbs) and a distance sweep the
 //! study did not draw; the MPI figures 11-15 come with the MPI layer.
 
-use crate::catalog::{FigureDef, StudyDef};
+use crate::catalog::StudyDef;
 use crate::claimcalc::{boolean, num, peak, series, smallest, Computed, FigureResults};
 use interlab_report::Scale;
 
@@ -11,17 +11,7 @@ macro_rules! fig {
         fig!($id, $title, $y, $x, $xl, 1.0)
     };
     ($id:literal, $title:literal, $y:expr, $x:expr, $xl:expr, $div:expr) => {
-        FigureDef {
-            id: $id,
-            title: $title,
-            spec: include_str!(concat!("../../../studies/ib-wan/", $id, ".toml")),
-            spec_path: concat!("studies/ib-wan/", $id, ".toml"),
-            x_label: $xl,
-            y_label: $y,
-            x_scale: $x,
-            y_scale: Scale::Linear,
-            y_div: $div,
-        }
+        study_figure!("ib-wan", $id, $title, x: $xl, $x, y: $y, Scale::Linear, div: $div)
     };
 }
 

@@ -2,23 +2,13 @@
 //! InfiniBand. So far its verbs curves (fig5-7); IPoIB with LRO/LSO, SDP and the data
 //! center workloads come with issues 4 and 6.
 
-use crate::catalog::{FigureDef, StudyDef};
+use crate::catalog::StudyDef;
 use crate::claimcalc::{num, series, smallest, Computed, FigureResults};
 use interlab_report::Scale;
 
 macro_rules! fig {
     ($id:literal, $title:literal, $y:expr, $div:expr) => {
-        FigureDef {
-            id: $id,
-            title: $title,
-            spec: include_str!(concat!("../../../studies/ipoib-offload/", $id, ".toml")),
-            spec_path: concat!("studies/ipoib-offload/", $id, ".toml"),
-            x_label: "Message size (bytes)",
-            y_label: $y,
-            x_scale: Scale::Log2,
-            y_scale: Scale::Linear,
-            y_div: $div,
-        }
+        study_figure!("ipoib-offload", $id, $title, x: "Message size (bytes)", Scale::Log2, y: $y, Scale::Linear, div: $div)
     };
 }
 

@@ -2,23 +2,13 @@
 //! with an InfiniHost III Ex on PCI Express x8 versus an InfiniHost on PCI-X 133.
 //! Figures 2-11 (verbs level) and 12-14 (MVAPICH over the verbs model).
 
-use crate::catalog::{FigureDef, StudyDef};
+use crate::catalog::StudyDef;
 use crate::claimcalc::{boolean, num, peak, series, smallest, Computed, FigureResults};
 use interlab_report::Scale;
 
 macro_rules! fig {
     ($id:literal, $title:literal, $y:expr, $yscale:expr) => {
-        FigureDef {
-            id: $id,
-            title: $title,
-            spec: include_str!(concat!("../../../studies/pcie/", $id, ".toml")),
-            spec_path: concat!("studies/pcie/", $id, ".toml"),
-            x_label: "Message size (bytes)",
-            y_label: $y,
-            x_scale: Scale::Log2,
-            y_scale: $yscale,
-            y_div: 1.0,
-        }
+        study_figure!("pcie", $id, $title, x: "Message size (bytes)", Scale::Log2, y: $y, $yscale, div: 1.0)
     };
 }
 

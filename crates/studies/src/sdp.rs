@@ -2,7 +2,7 @@
 //! Figures 1-3: latency and bandwidth of IPoIB, SDP (buffered copy) and VAPI, multi-stream,
 //! hot-spot, fan-in and fan-out. The data-center and PVFS figures come with issues 6 and 7.
 
-use crate::catalog::{FigureDef, StudyDef};
+use crate::catalog::StudyDef;
 use crate::claimcalc::{boolean, num, peak, series, smallest, Computed, FigureResults};
 use interlab_report::Scale;
 
@@ -11,17 +11,7 @@ macro_rules! fig {
         fig!($id, $title, $y, "Message size (bytes)", Scale::Log2)
     };
     ($id:literal, $title:literal, $y:expr, $xl:expr, $xs:expr) => {
-        FigureDef {
-            id: $id,
-            title: $title,
-            spec: include_str!(concat!("../../../studies/sdp/", $id, ".toml")),
-            spec_path: concat!("studies/sdp/", $id, ".toml"),
-            x_label: $xl,
-            y_label: $y,
-            x_scale: $xs,
-            y_scale: Scale::Linear,
-            y_div: 1.0,
-        }
+        study_figure!("sdp", $id, $title, x: $xl, $xs, y: $y, Scale::Linear, div: 1.0)
     };
 }
 

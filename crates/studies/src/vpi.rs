@@ -2,7 +2,7 @@
 //! Interconnect. So far its verbs-level curves (fig1, fig2); the socket stacks (10GigE,
 //! IPoIB, SDP), the shared-adapter figures and the data center come with issues 4 and 6.
 
-use crate::catalog::{FigureDef, StudyDef};
+use crate::catalog::StudyDef;
 use crate::claimcalc::{num, peak, series, smallest, Computed, FigureResults};
 use interlab_report::Scale;
 
@@ -15,29 +15,9 @@ pub fn study() -> StudyDef {
                   the InfiniBand verbs curves (BlueFlame posts with inline data, DDR links, PCIe read completions \
                   limiting bandwidth). The 10GigE, IPoIB and SDP stacks, shared-port traffic and TPC-W follow.",
         figures: vec![
-            FigureDef {
-                id: "fig1",
-                title: "Single-stream latency (verbs so far)",
-                spec: include_str!("../../../studies/vpi/fig1.toml"),
-                spec_path: "studies/vpi/fig1.toml",
-                x_label: "Message size (bytes)",
-                y_label: "Latency (us)",
-                x_scale: Scale::Log2,
-                y_scale: Scale::Linear,
-                y_div: 1.0,
-            },
-            FigureDef {
-                id: "fig2",
-                title: "Single-stream bandwidth (verbs so far)",
-                spec: include_str!("../../../studies/vpi/fig2.toml"),
-                spec_path: "studies/vpi/fig2.toml",
-                x_label: "Message size (bytes)",
-                y_label: "Bandwidth (Mb/s)",
-                x_scale: Scale::Log2,
-                y_scale: Scale::Linear,
-                // Plotted in Mb/s (10^6 bit/s) as the study does.
-                y_div: 0.125,
-            },
+            study_figure!("vpi", "fig1", "Single-stream latency (verbs so far)", x: "Message size (bytes)", Scale::Log2, y: "Latency (us)", Scale::Linear, div: 1.0),
+            // Plotted in Mb/s (10^6 bit/s) as the study does.
+            study_figure!("vpi", "fig2", "Single-stream bandwidth (verbs so far)", x: "Message size (bytes)", Scale::Log2, y: "Bandwidth (Mb/s)", Scale::Linear, div: 0.125),
         ],
         claims,
     }
