@@ -18,6 +18,8 @@ pub struct SeriesResult {
     pub points: Vec<(u64, f64)>,
     /// What x is.
     pub x_axis: XAxis,
+    /// (x, server CPU utilisation in percent), beside `points`.
+    pub server_cpu: Vec<(u64, f64)>,
     /// "us" or "MB/s".
     pub unit: String,
     /// One record per point.
@@ -45,6 +47,7 @@ fn record(exp: &Experiment, s: &SeriesSpec, spec: &PatternSpec, miles: Option<f6
     ResultRecord {
         distance_miles: miles,
         clients: None,
+        server_cpu_percent: Some(p.server_cpu_percent),
         schema: RECORD_SCHEMA,
         version: VERSION.to_string(),
         engine: "model".into(),
@@ -101,7 +104,7 @@ pub fn run_experiment(exp: &Experiment, tick: &(dyn Fn() + Sync)) -> Result<Vec<
     let mut out: Vec<SeriesResult> = exp
         .series
         .iter()
-        .map(|s| SeriesResult { label: s.label.clone(), points: vec![], x_axis: s.x_axis(), unit: String::new(), records: vec![] })
+        .map(|s| SeriesResult { label: s.label.clone(), points: vec![], x_axis: s.x_axis(), server_cpu: vec![], unit: String::new(), records: vec![] })
         .collect();
     for r in results {
         let (i, pt, p) = r.map_err(|(label, size, e)| format!("{}: series `{label}`, size {size} B: {e}", exp.file))?;
@@ -114,6 +117,7 @@ pub fn run_experiment(exp: &Experiment, tick: &(dyn Fn() + Sync)) -> Result<Vec<
         };
         out[i].unit = p.unit.to_string();
         out[i].points.push((x, p.value));
+        out[i].server_cpu.push((x, p.server_cpu_percent));
         let mut rec = record(exp, s, &spec, pt.miles, &p);
         rec.clients = (pt.clients > 1).then_some(pt.clients);
         out[i].records.push(rec);

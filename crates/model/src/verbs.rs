@@ -137,6 +137,9 @@ pub struct Point {
     pub bytes_sent: u64,
     /// Payload bytes the nodes' adapters placed in memory.
     pub bytes_received: u64,
+    /// CPU utilisation of the server (node 0) over the run: busy core time / (run time x
+    /// cores), percent.
+    pub server_cpu_percent: f64,
 }
 
 impl VerbsSetup {
@@ -402,6 +405,19 @@ impl VerbsSetup {
         } else {
             (bw, "MB/s", None)
         };
-        Ok(Point { value, unit, summary, events: stats.events, sim_time_ps: stats.end_time, bytes_sent: sent, bytes_received: received })
+        let server = sim.get::<Node>(node_ids[0]).expect("node");
+        let busy: Time = server.stats.core_busy_ps.iter().sum();
+        let cores = server.stats.core_busy_ps.len().max(1) as f64;
+        let server_cpu_percent = if stats.end_time > 0 { busy as f64 / (stats.end_time as f64 * cores) * 100.0 } else { 0.0 };
+        Ok(Point {
+            value,
+            unit,
+            summary,
+            events: stats.events,
+            sim_time_ps: stats.end_time,
+            bytes_sent: sent,
+            bytes_received: received,
+            server_cpu_percent,
+        })
     }
 }

@@ -82,6 +82,20 @@ fn claims(r: &FigureResults) -> Vec<Computed> {
         num("sdp.fanin.ipoib", peak_in("fig3a", &["IPoIB"])),
         num("sdp.fanout.sdp", peak_in("fig3b", &["SDP"])),
         num("sdp.fanout.ipoib", peak_in("fig3b", &["IPoIB"])),
+        boolean("sdp.cpu.sdp_lower", || {
+            // Server CPU at 16 KiB, averaged over the client counts, fan-in and fan-out.
+            let mut notes = Vec::new();
+            let mut ok = true;
+            for fig in ["fig3a", "fig3b"] {
+                let (ip, sd) = (series(r, fig, "IPoIB")?, series(r, fig, "SDP")?);
+                let mean = |v: &[(u64, f64)]| v.iter().map(|p| p.1).sum::<f64>() / v.len().max(1) as f64;
+                let (ci, cs) = (mean(&ip.server_cpu), mean(&sd.server_cpu));
+                let lower = (1.0 - cs / ci) * 100.0;
+                ok &= (60.0..=70.0).contains(&lower);
+                notes.push(format!("{fig}: server CPU IPoIB {ci:.0}%, SDP {cs:.0}%: {lower:.0}% lower"));
+            }
+            Ok((ok, notes.join("; ")))
+        }),
         num("sdp.lat.vapi_sr", || smallest(series(r, "fig1a", "VAPI send/receive")?)),
         num("sdp.lat.vapi_rdma", || smallest(series(r, "fig1a", "VAPI RDMA write")?)),
         num("sdp.bw.vapi_sr", peak_of("VAPI send/receive")),
