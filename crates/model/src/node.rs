@@ -56,6 +56,22 @@ fn train_len(train_max: u64, left: u64) -> u64 {
     }
 }
 
+/// Counts one part of `meta`'s message in `seen`; true when it was the last (always for
+/// single-part messages), and the message's entry is then forgotten.
+fn last_part(seen: &mut BTreeMap<(u32, u64), u16>, meta: &MsgMeta) -> bool {
+    if meta.parts <= 1 {
+        return true;
+    }
+    let k = (meta.chan, meta.msg_id);
+    let c = seen.entry(k).or_insert(0);
+    *c += 1;
+    if *c < meta.parts {
+        return false;
+    }
+    seen.remove(&k);
+    true
+}
+
 /// Bytes of the control message sent after each stripe.
 pub const STRIPE_CTRL_BYTES: u64 = 16;
 
@@ -278,14 +294,8 @@ impl Node {
             ctx.send_at(ctx.me(), detect, Ev::MpiArrival { proc, meta, cqe });
             return;
         }
-        if meta.parts > 1 {
-            let k = (meta.chan, meta.msg_id);
-            let c = self.reassembly.entry(k).or_insert(0);
-            *c += 1;
-            if *c < meta.parts {
-                return;
-            }
-            self.reassembly.remove(&k);
+        if !last_part(&mut self.reassembly, &meta) {
+            return;
         }
         let proc = self.chans.get(&meta.chan).map(|c| c.proc).unwrap_or(0);
         self.notify(at, proc, Input::Arrived { chan: meta.chan, bytes: meta.bytes, tag: meta.tag }, cqe, ctx);
@@ -484,14 +494,8 @@ impl Node {
             // A stripe's control message completes the message; data stripes do not.
             if meta.notify {
                 let proc = end.proc;
-                if meta.parts > 1 {
-                    let k = (meta.chan, meta.msg_id);
-                    let c = self.completion_parts.entry(k).or_insert(0);
-                    *c += 1;
-                    if *c < meta.parts {
-                        return;
-                    }
-                    self.completion_parts.remove(&k);
+                if !last_part(&mut self.completion_parts, &meta) {
+                    return;
                 }
                 self.notify(cqe, proc, Input::Completed { chan: meta.chan, tag: meta.tag }, true, ctx);
             }

@@ -51,6 +51,20 @@ pub fn peak(s: &SeriesResult) -> (f64, String) {
     (v, format!("peak of `{}` ({} B)", s.label, size))
 }
 
+/// Highest peak among series `labels` of figure `fig`: (value, note, no mark x).
+pub fn peak_over(r: &FigureResults, fig: &str, labels: &[&str]) -> Result<(f64, String, Option<f64>), String> {
+    let mut best: Option<(f64, String)> = None;
+    for l in labels {
+        let (v, note) = peak(series(r, fig, l)?);
+        if best.as_ref().is_none_or(|b| v > b.0) {
+            best = Some((v, note));
+        }
+    }
+    let (v, note) = best.ok_or("no series named")?;
+    let note = if labels.len() > 1 { format!("{note} (highest of {})", labels.join(", ")) } else { note };
+    Ok((v, note, None))
+}
+
 /// Value at the smallest message size: (value, note, x).
 pub fn smallest(s: &SeriesResult) -> Result<(f64, String, Option<f64>), String> {
     let &(size, v) = s.points.iter().min_by_key(|p| p.0).ok_or("empty series")?;

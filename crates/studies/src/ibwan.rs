@@ -3,7 +3,7 @@
 //! study did not draw; the MPI figures 11-15 come with the MPI layer.
 
 use crate::catalog::StudyDef;
-use crate::claimcalc::{boolean, num, peak, series, smallest, Computed, FigureResults};
+use crate::claimcalc::{boolean, num, peak_over, series, smallest, Computed, FigureResults};
 use interlab_report::Scale;
 
 macro_rules! fig {
@@ -47,17 +47,6 @@ pub fn study() -> StudyDef {
         ],
         claims,
     }
-}
-
-fn peak_over(r: &FigureResults, fig: &str, labels: &[&str]) -> Result<(f64, String, Option<f64>), String> {
-    let mut best = (f64::NAN, String::new(), None);
-    for l in labels {
-        let (v, note) = peak(series(r, fig, l)?);
-        if best.0.is_nan() || v > best.0 {
-            best = (v, note, None);
-        }
-    }
-    Ok(best)
 }
 
 fn claims(r: &FigureResults) -> Vec<Computed> {

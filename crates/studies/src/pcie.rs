@@ -3,7 +3,7 @@
 //! Figures 2-11 (verbs level) and 12-14 (MVAPICH over the verbs model).
 
 use crate::catalog::StudyDef;
-use crate::claimcalc::{boolean, num, peak, series, smallest, Computed, FigureResults};
+use crate::claimcalc::{boolean, num, peak_over, series, smallest, Computed, FigureResults};
 use interlab_report::Scale;
 
 macro_rules! fig {
@@ -43,23 +43,6 @@ pub fn study() -> StudyDef {
     }
 }
 
-fn peak_of(r: &FigureResults, fig: &str, label: &str) -> Result<(f64, String, Option<f64>), String> {
-    let (v, note) = peak(series(r, fig, label)?);
-    Ok((v, note, None))
-}
-
-fn peak_of_any(r: &FigureResults, fig: &str, labels: &[&str]) -> Result<(f64, String, Option<f64>), String> {
-    let mut best = (f64::NAN, String::new(), None);
-    for l in labels {
-        let p = peak_of(r, fig, l)?;
-        if best.0.is_nan() || p.0 > best.0 {
-            best = p;
-        }
-    }
-    best.1 = format!("{} (highest of {})", best.1, labels.join(", "));
-    Ok(best)
-}
-
 fn claims(r: &FigureResults) -> Vec<Computed> {
     let small = |fig: &'static str, label: &'static str| move || smallest(series(r, fig, label)?);
     let mut v = vec![
@@ -84,15 +67,15 @@ fn claims(r: &FigureResults) -> Vec<Computed> {
         }
         Ok((ok, notes.join("; ")))
     }));
-    v.push(num("pcie.bw.uni_pcie", || peak_of(r, "fig6", "PCIe")));
-    v.push(num("pcie.bw.uni_pcix", || peak_of(r, "fig6", "PCI-X")));
-    v.push(num("pcie.bw.bi_pcie", || peak_of(r, "fig7", "PCIe")));
-    v.push(num("pcie.bw.bi_pcix", || peak_of(r, "fig7", "PCI-X")));
-    v.push(num("pcie.bw.twoport_uni_stripe_pcie", || peak_of(r, "fig8", "PCIe striping")));
-    v.push(num("pcie.bw.twoport_uni_stripe_pcix", || peak_of(r, "fig8", "PCI-X striping")));
-    v.push(num("pcie.bw.twoport_bi_stripe_pcie", || peak_of(r, "fig9", "PCIe striping")));
-    v.push(num("pcie.bw.twoport_bi_bind_pcie", || peak_of(r, "fig9", "PCIe binding")));
-    v.push(num("pcie.bw.twoproc_uni_pcie", || peak_of_any(r, "fig10", &["PCIe binding", "PCIe striping"])));
+    v.push(num("pcie.bw.uni_pcie", || peak_over(r, "fig6", &["PCIe"])));
+    v.push(num("pcie.bw.uni_pcix", || peak_over(r, "fig6", &["PCI-X"])));
+    v.push(num("pcie.bw.bi_pcie", || peak_over(r, "fig7", &["PCIe"])));
+    v.push(num("pcie.bw.bi_pcix", || peak_over(r, "fig7", &["PCI-X"])));
+    v.push(num("pcie.bw.twoport_uni_stripe_pcie", || peak_over(r, "fig8", &["PCIe striping"])));
+    v.push(num("pcie.bw.twoport_uni_stripe_pcix", || peak_over(r, "fig8", &["PCI-X striping"])));
+    v.push(num("pcie.bw.twoport_bi_stripe_pcie", || peak_over(r, "fig9", &["PCIe striping"])));
+    v.push(num("pcie.bw.twoport_bi_bind_pcie", || peak_over(r, "fig9", &["PCIe binding"])));
+    v.push(num("pcie.bw.twoproc_uni_pcie", || peak_over(r, "fig10", &["PCIe binding", "PCIe striping"])));
     v.push(boolean("pcie.bw.twoproc_uni_bind_beats_stripe_small", || {
         let bind = series(r, "fig10", "PCIe binding")?;
         let stripe = series(r, "fig10", "PCIe striping")?;
@@ -111,15 +94,15 @@ fn claims(r: &FigureResults) -> Vec<Computed> {
         let gain = (sb / ss - 1.0) * 100.0;
         Ok((never_below && gain > 1.0, format!("binding vs striping below 8 KiB: mean {gain:+.1}%, never more than 1% below: {never_below}")))
     }));
-    v.push(num("pcie.bw.twoproc_uni_pcix", || peak_of_any(r, "fig10", &["PCI-X binding", "PCI-X striping"])));
-    v.push(num("pcie.bw.twoproc_bi_bind_pcie", || peak_of(r, "fig11", "PCIe binding")));
-    v.push(num("pcie.bw.twoproc_bi_stripe_pcie", || peak_of(r, "fig11", "PCIe striping")));
-    v.push(num("pcie.bw.twoproc_bi_pcix", || peak_of_any(r, "fig11", &["PCI-X binding", "PCI-X striping"])));
+    v.push(num("pcie.bw.twoproc_uni_pcix", || peak_over(r, "fig10", &["PCI-X binding", "PCI-X striping"])));
+    v.push(num("pcie.bw.twoproc_bi_bind_pcie", || peak_over(r, "fig11", &["PCIe binding"])));
+    v.push(num("pcie.bw.twoproc_bi_stripe_pcie", || peak_over(r, "fig11", &["PCIe striping"])));
+    v.push(num("pcie.bw.twoproc_bi_pcix", || peak_over(r, "fig11", &["PCI-X binding", "PCI-X striping"])));
     v.push(num("pcie.mpi.lat_pcie", small("fig12", "PCIe")));
     v.push(num("pcie.mpi.lat_pcix", small("fig12", "PCI-X")));
-    v.push(num("pcie.mpi.bw_oneport_pcie", || peak_of(r, "fig13", "PCIe one port")));
-    v.push(num("pcie.mpi.bw_oneport_pcix", || peak_of(r, "fig13", "PCI-X one port")));
-    v.push(num("pcie.mpi.bw_striped_pcie", || peak_of(r, "fig13", "PCIe both ports")));
+    v.push(num("pcie.mpi.bw_oneport_pcie", || peak_over(r, "fig13", &["PCIe one port"])));
+    v.push(num("pcie.mpi.bw_oneport_pcix", || peak_over(r, "fig13", &["PCI-X one port"])));
+    v.push(num("pcie.mpi.bw_striped_pcie", || peak_over(r, "fig13", &["PCIe both ports"])));
     v.push(boolean("pcie.mpi.bw_dip_8k", || {
         // A local drop: bandwidth at the next size below the one at 4, 8 or 16 KiB.
         let mut dips = Vec::new();
@@ -133,8 +116,8 @@ fn claims(r: &FigureResults) -> Vec<Computed> {
         }
         Ok((!dips.is_empty(), if dips.is_empty() { "no drop between 4 and 32 KiB".into() } else { dips.join("; ") }))
     }));
-    v.push(num("pcie.mpi.bibw_pcix", || peak_of(r, "fig14", "PCI-X one port")));
-    v.push(num("pcie.mpi.bibw_oneport_pcie", || peak_of(r, "fig14", "PCIe one port")));
-    v.push(num("pcie.mpi.bibw_twoport_pcie", || peak_of(r, "fig14", "PCIe both ports")));
+    v.push(num("pcie.mpi.bibw_pcix", || peak_over(r, "fig14", &["PCI-X one port"])));
+    v.push(num("pcie.mpi.bibw_oneport_pcie", || peak_over(r, "fig14", &["PCIe one port"])));
+    v.push(num("pcie.mpi.bibw_twoport_pcie", || peak_over(r, "fig14", &["PCIe both ports"])));
     v
 }

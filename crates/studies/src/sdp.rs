@@ -3,7 +3,7 @@
 //! hot-spot, fan-in and fan-out. The data-center and PVFS figures come with issues 6 and 7.
 
 use crate::catalog::StudyDef;
-use crate::claimcalc::{boolean, num, peak, series, smallest, Computed, FigureResults};
+use crate::claimcalc::{boolean, num, peak_over, series, smallest, Computed, FigureResults};
 use interlab_report::Scale;
 
 macro_rules! fig {
@@ -38,24 +38,6 @@ pub fn study() -> StudyDef {
 }
 
 fn claims(r: &FigureResults) -> Vec<Computed> {
-    let peak_of = |label: &'static str| {
-        move || {
-            let (v, note) = peak(series(r, "fig1b", label)?);
-            Ok((v, note, None))
-        }
-    };
-    let peak_in = |fig: &'static str, labels: &'static [&'static str]| {
-        move || {
-            let mut best = (f64::NAN, String::new(), None);
-            for l in labels {
-                let (v, note) = peak(series(r, fig, l)?);
-                if best.0.is_nan() || v > best.0 {
-                    best = (v, note, None);
-                }
-            }
-            Ok(best)
-        }
-    };
     let rise = |label: &'static str| {
         move || {
             let s = series(r, "fig2b", label)?;
@@ -72,16 +54,16 @@ fn claims(r: &FigureResults) -> Vec<Computed> {
             let (first, last) = (gaps.first().ok_or("no common sizes")?, gaps.last().ok_or("no common sizes")?);
             Ok((last.1 > first.1 + 1.0, format!("IPoIB - SDP: {:.1} us at {} B, {:.1} us at {} B", first.1, first.0, last.1, last.0)))
         }),
-        num("sdp.bw.sdp", peak_of("SDP")),
-        num("sdp.bw.ipoib", peak_of("IPoIB")),
-        num("sdp.ms.sdp", peak_in("fig2a", &["SDP 2 streams", "SDP 4 streams"])),
-        num("sdp.ms.ipoib", peak_in("fig2a", &["IPoIB 2 streams", "IPoIB 4 streams"])),
+        num("sdp.bw.sdp", || peak_over(r, "fig1b", &["SDP"])),
+        num("sdp.bw.ipoib", || peak_over(r, "fig1b", &["IPoIB"])),
+        num("sdp.ms.sdp", || peak_over(r, "fig2a", &["SDP 2 streams", "SDP 4 streams"])),
+        num("sdp.ms.ipoib", || peak_over(r, "fig2a", &["IPoIB 2 streams", "IPoIB 4 streams"])),
         num("sdp.hot.sdp_increase", rise("SDP")),
         num("sdp.hot.ipoib_increase", rise("IPoIB")),
-        num("sdp.fanin.sdp", peak_in("fig3a", &["SDP"])),
-        num("sdp.fanin.ipoib", peak_in("fig3a", &["IPoIB"])),
-        num("sdp.fanout.sdp", peak_in("fig3b", &["SDP"])),
-        num("sdp.fanout.ipoib", peak_in("fig3b", &["IPoIB"])),
+        num("sdp.fanin.sdp", || peak_over(r, "fig3a", &["SDP"])),
+        num("sdp.fanin.ipoib", || peak_over(r, "fig3a", &["IPoIB"])),
+        num("sdp.fanout.sdp", || peak_over(r, "fig3b", &["SDP"])),
+        num("sdp.fanout.ipoib", || peak_over(r, "fig3b", &["IPoIB"])),
         boolean("sdp.cpu.sdp_lower", || {
             // Server CPU at 16 KiB, averaged over the client counts, fan-in and fan-out.
             let mut notes = Vec::new();
@@ -98,7 +80,7 @@ fn claims(r: &FigureResults) -> Vec<Computed> {
         }),
         num("sdp.lat.vapi_sr", || smallest(series(r, "fig1a", "VAPI send/receive")?)),
         num("sdp.lat.vapi_rdma", || smallest(series(r, "fig1a", "VAPI RDMA write")?)),
-        num("sdp.bw.vapi_sr", peak_of("VAPI send/receive")),
-        num("sdp.bw.vapi_rdma", peak_of("VAPI RDMA write")),
+        num("sdp.bw.vapi_sr", || peak_over(r, "fig1b", &["VAPI send/receive"])),
+        num("sdp.bw.vapi_rdma", || peak_over(r, "fig1b", &["VAPI RDMA write"])),
     ]
 }
