@@ -1,7 +1,7 @@
 //! Running an experiment on the model: every (series, size) point in parallel, results in
 //! spec order (deterministic whatever the thread count).
 
-use crate::spec::{Experiment, PointSpec, SeriesSpec, XAxis};
+use crate::spec::{Experiment, Measure, PointSpec, SeriesSpec, XAxis};
 use crate::VERSION;
 use interlab_model::{ModelError, Topology};
 use interlab_patterns::{PatternSpec, ResultRecord, RECORD_SCHEMA};
@@ -57,7 +57,10 @@ fn record(exp: &Experiment, s: &SeriesSpec, spec: &PatternSpec, miles: Option<f6
         pattern: spec.kind.name().into(),
         op: spec.op.name().into(),
         transport: match (s.setup.sock, s.setup.mpi) {
-            (Some(k), _) => k.name().into(),
+            (Some(k), _) => match s.setup.sock_mix {
+                Some(b) => format!("{}|{}", k.describe(), b.describe()),
+                None => k.describe(),
+            },
             (_, Some(d)) => format!("mpi-{}", d.name()),
             _ => s.setup.service.name().into(),
         },
@@ -96,6 +99,7 @@ pub fn run_experiment(exp: &Experiment, tick: &(dyn Fn() + Sync)) -> Result<Vec<
                 setup.topology = Topology::Wan { miles: m };
             }
             setup.clients = pt.clients;
+            setup.procs_per_node = pt.procs;
             let r = setup.run(&spec).map(|p| (i, pt, p)).map_err(|e| (s.label.clone(), pt.size, e));
             tick();
             r
@@ -114,12 +118,24 @@ pub fn run_experiment(exp: &Experiment, tick: &(dyn Fn() + Sync)) -> Result<Vec<
             XAxis::Size => pt.size,
             XAxis::Distance => pt.miles.unwrap_or(0.0).round() as u64,
             XAxis::Clients => pt.clients as u64,
+            XAxis::Processes => pt.procs as u64,
         };
+        let mut p = p;
+        let part = match s.measure {
+            Measure::Total => None,
+            Measure::First => s.setup.sock,
+            Measure::Second => s.setup.sock_mix,
+        };
+        if let Some(k) = part {
+            let name = k.describe();
+            p.value = p.by_stack.iter().find(|x| x.0 == name).map_or(0.0, |x| x.1);
+        }
         out[i].unit = p.unit.to_string();
         out[i].points.push((x, p.value));
         out[i].server_cpu.push((x, p.server_cpu_percent));
         let mut rec = record(exp, s, &spec, pt.miles, &p);
         rec.clients = (pt.clients > 1).then_some(pt.clients);
+        rec.processes = pt.procs;
         out[i].records.push(rec);
     }
     Ok(out)

@@ -1,7 +1,8 @@
 //! Parsing experiment specs with errors that name the file, the key and what was expected.
 
 use interlab_model::params::{ParamError, Table};
-use interlab_model::{Initiator, MpiDesign, SockStack, Ports, Profile, Service, Topology, VerbsSetup};
+use interlab_model::ulp::sock::{SockKind, SockStack};
+use interlab_model::{Initiator, MpiDesign, Ports, Profile, Service, Topology, VerbsSetup};
 use interlab_patterns::{parse_sizes, Op, PatternKind, PatternSpec};
 use std::path::Path;
 use std::sync::Arc;
@@ -29,6 +30,21 @@ pub struct SeriesSpec {
     pub distances: Vec<f64>,
     /// Client-node counts (one entry unless swept).
     pub clients: Vec<u32>,
+    /// Process pairs (streams) per node (one entry unless swept).
+    pub procs: Vec<u32>,
+    /// Which bandwidth a point reports when two socket stacks run at once.
+    pub measure: Measure,
+}
+
+/// Which bandwidth a point of two simultaneous socket stacks reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Measure {
+    /// Everything together.
+    Total,
+    /// The `socket` stack's share.
+    First,
+    /// The `socket_mix` stack's share.
+    Second,
 }
 
 /// What a series' x axis is.
@@ -40,6 +56,8 @@ pub enum XAxis {
     Distance,
     /// Client nodes around the server.
     Clients,
+    /// Process pairs (streams) per node.
+    Processes,
 }
 
 /// One point of a series: the coordinates that vary.
@@ -48,6 +66,7 @@ pub struct PointSpec {
     pub size: u64,
     pub miles: Option<f64>,
     pub clients: u32,
+    pub procs: u32,
 }
 
 impl SeriesSpec {
@@ -57,6 +76,8 @@ impl SeriesSpec {
             XAxis::Distance
         } else if self.sizes.len() == 1 && self.clients.len() > 1 {
             XAxis::Clients
+        } else if self.sizes.len() == 1 && self.procs.len() > 1 {
+            XAxis::Processes
         } else {
             XAxis::Size
         }
@@ -68,8 +89,10 @@ impl SeriesSpec {
         let mut v = Vec::new();
         for &m in &miles {
             for &c in &self.clients {
-                for &size in &self.sizes {
-                    v.push(PointSpec { size, miles: m, clients: c });
+                for &procs in &self.procs {
+                    for &size in &self.sizes {
+                        v.push(PointSpec { size, miles: m, clients: c, procs });
+                    }
                 }
             }
         }
@@ -92,8 +115,56 @@ pub struct Experiment {
 
 const SERIES_KEYS: &[&str] = &[
     "label", "profile", "kind", "op", "window", "warmup", "iterations", "sizes", "service", "ports", "stripe_threshold",
-    "processes_per_node", "distance_miles", "mpi", "qps_per_port", "clients", "initiator", "socket",
+    "processes_per_node", "distance_miles", "mpi", "qps_per_port", "clients", "initiator", "socket", "socket_mix", "lso", "lro",
+    "aic", "mtu", "sdp_threshold", "measure",
 ];
+
+const SOCKETS: &[&str] = &["none", "ipoib-ud", "ipoib-rc", "eth", "sdp", "sdp-bc", "sdp-zc"];
+
+/// Reads a list of positive integers (or one) for `key`; `None` when absent.
+fn int_list(t: &mut Table, key: &str, max: u64, what: &str) -> Result<Option<Vec<u32>>, ParamError> {
+    let Some(v) = t.value(key) else { return Ok(None) };
+    let items = match v {
+        toml::Value::Array(a) => a.clone(),
+        other => vec![other.clone()],
+    };
+    let mut c = Vec::new();
+    for x in items {
+        match x {
+            toml::Value::Integer(i) if (1..=max as i64).contains(&i) => c.push(i as u32),
+            other => return Err(t.err(key, format!("expected integers 1..={max} ({what}), found {other}"))),
+        }
+    }
+    if c.is_empty() {
+        return Err(t.err(key, "empty list"));
+    }
+    Ok(Some(c))
+}
+
+/// A socket stack named `word` with the series' switches.
+fn sock_stack(l: &mut Layers, word: &str) -> Result<Option<SockStack>, ParamError> {
+    let mut s = match word {
+        "ipoib-ud" => SockStack::new(SockKind::IpoibUd),
+        "ipoib-rc" => SockStack::new(SockKind::IpoibRc),
+        "eth" => SockStack::new(SockKind::Eth),
+        "sdp" => SockStack::new(SockKind::Sdp),
+        "sdp-bc" => SockStack::sdp_bc(),
+        "sdp-zc" => SockStack { sdp_zcopy_threshold: 1, ..SockStack::new(SockKind::Sdp) },
+        _ => return Ok(None),
+    };
+    for (key, slot) in [("lso", &mut s.lso), ("lro", &mut s.lro)] {
+        let t = l.pick(key);
+        if t.has(key) {
+            *slot = Some(t.bool_or(key, false)?);
+        }
+    }
+    s.aic = l.pick("aic").bool_or("aic", true)?;
+    s.eth_mtu = l.pick("mtu").int_or("mtu", 0, 0)? as u32;
+    if s.kind == SockKind::Sdp && word == "sdp" {
+        s.sdp_zcopy_threshold = l.pick("sdp_threshold").int_or("sdp_threshold", s.sdp_zcopy_threshold, 1)?;
+    }
+    Ok(Some(s))
+}
 
 /// Reads a value for `key` from the series table if present there, else from the defaults.
 struct Layers<'a, 'b> {
@@ -161,7 +232,8 @@ fn parse_series(file: &str, base: Option<&Path>, l: &mut Layers, label_default: 
         "stripe" => Ports::Stripe { threshold },
         _ => Ports::Bind,
     };
-    let procs = l.pick("processes_per_node").int_or("processes_per_node", 1, 1)? as u32;
+    let procs_list = int_list(l.pick("processes_per_node"), "processes_per_node", 1024, "process pairs per node")?.unwrap_or(vec![1]);
+    let procs = procs_list[0];
     let t = l.pick("distance_miles");
     let distances: Vec<f64> = match t.value("distance_miles") {
         None => vec![],
@@ -197,41 +269,31 @@ fn parse_series(file: &str, base: Option<&Path>, l: &mut Layers, label_default: 
     if mpi.is_some() && profile.mpi.is_none() {
         return Err(l.pick("mpi").err("mpi", format!("profile {} has no [mpi] section (MPI library parameters)", profile.id)));
     }
-    let sock = match l.pick("socket").choice("socket", &["none", "ipoib-ud", "sdp-bc"], Some("none"))?.as_str() {
-        "ipoib-ud" => Some(SockStack::IpoibUd),
-        "sdp-bc" => Some(SockStack::SdpBc),
-        _ => None,
+    let word = l.pick("socket").choice("socket", SOCKETS, Some("none"))?;
+    let sock = sock_stack(l, &word)?;
+    let mix_word = l.pick("socket_mix").choice("socket_mix", SOCKETS, Some("none"))?;
+    let sock_mix = sock_stack(l, &mix_word)?;
+    if sock_mix.is_some() && sock.is_none() {
+        return Err(l.pick("socket_mix").err("socket_mix", "needs `socket` too (the first half of the streams)"));
+    }
+    let measure = match l.pick("measure").choice("measure", &["total", "first", "second"], Some("total"))?.as_str() {
+        "first" => Measure::First,
+        "second" => Measure::Second,
+        _ => Measure::Total,
     };
+    if measure != Measure::Total && sock_mix.is_none() {
+        return Err(l.pick("measure").err("measure", "`first`/`second` need two stacks (`socket` and `socket_mix`)"));
+    }
     if sock.is_some() && profile.stack.is_none() {
         return Err(l.pick("socket").err("socket", format!("profile {} has no [stack] section (host socket-stack costs)", profile.id)));
     }
-    let t = l.pick("clients");
-    let clients: Vec<u32> = match t.value("clients") {
-        None => vec![1],
-        Some(v) => {
-            let items = match v {
-                toml::Value::Array(a) => a.clone(),
-                other => vec![other.clone()],
-            };
-            let mut c = Vec::new();
-            for x in items {
-                match x {
-                    toml::Value::Integer(i) if (1..=4096).contains(&i) => c.push(i as u32),
-                    other => return Err(t.err("clients", format!("expected integers >= 1 (client nodes), found {other}"))),
-                }
-            }
-            if c.is_empty() {
-                return Err(t.err("clients", "empty list"));
-            }
-            c
-        }
-    };
+    let clients = int_list(l.pick("clients"), "clients", 4096, "client nodes")?.unwrap_or(vec![1]);
     let initiator = match l.pick("initiator").choice("initiator", &["server", "clients"], Some("server"))?.as_str() {
         "clients" => Initiator::Clients,
         _ => Initiator::Server,
     };
     let topology = if distances.is_empty() { Topology::Lan } else { Topology::Wan { miles: distances[0] } };
-    let setup = VerbsSetup { profile: Arc::new(profile), topology, service, ports, procs_per_node: procs, max_events: 2_000_000_000, trains: true, mpi, qps_per_port, clients: clients[0], initiator, sock };
+    let setup = VerbsSetup { profile: Arc::new(profile), topology, service, ports, procs_per_node: procs, max_events: 2_000_000_000, trains: true, mpi, qps_per_port, clients: clients[0], initiator, sock, sock_mix };
     let pattern = PatternSpec { kind, op, size: sizes[0], window, warmup, iterations };
     for &s in &sizes {
         setup.validate(&PatternSpec { size: s, ..pattern }).map_err(|e| ParamError {
@@ -244,7 +306,11 @@ fn parse_series(file: &str, base: Option<&Path>, l: &mut Layers, label_default: 
         let trial = VerbsSetup { clients: c, ..setup.clone() };
         trial.validate(&pattern).map_err(|e| ParamError { file: file.to_string(), key: format!("series `{label}`"), message: format!("{e} ({c} clients)") })?;
     }
-    Ok(SeriesSpec { label, profile_name, setup, pattern, sizes, distances, clients })
+    for &n in &procs_list {
+        let trial = VerbsSetup { procs_per_node: n, ..setup.clone() };
+        trial.validate(&pattern).map_err(|e| ParamError { file: file.to_string(), key: format!("series `{label}`"), message: format!("{e} ({n} processes per node)") })?;
+    }
+    Ok(SeriesSpec { label, profile_name, setup, pattern, sizes, distances, clients, procs: procs_list, measure })
 }
 
 fn load_profile(name: &str, base: Option<&Path>) -> Result<Profile, ParamError> {

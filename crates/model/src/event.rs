@@ -18,8 +18,16 @@ pub enum Ev {
     Notify { proc: u16, input: Input, cqe: bool },
     /// An MPI message reached process `proc`'s library (polled; `cqe` when by a completion).
     MpiArrival { proc: u16, meta: MsgMeta, cqe: bool },
-    /// A socket segment's completion reached the host (interrupt).
-    SockArrival { meta: MsgMeta },
+    /// A socket completion of `packets` packets carrying `bytes` reached the host.
+    SockArrival { meta: MsgMeta, packets: u32, bytes: u64 },
+    /// The poll loop of socket receive queue `queue` may be empty (LRO flush check).
+    SockPollEnd { queue: u8, seq: u64 },
+    /// TCP delayed-ACK timer of `chan` (void unless `seq` is still current).
+    SockTimer { chan: u32, seq: u64 },
+    /// The application's core resumes a blocked SDP send on `chan`.
+    SockKick { chan: u32 },
+    /// A socket stack's RDMA operation completed locally (SDP zero copy).
+    SockDone { meta: MsgMeta },
     /// A doorbell write reached the adapter.
     Doorbell { qp: u32, wr: Wr },
     /// The adapter has fetched the work request.

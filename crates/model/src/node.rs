@@ -4,6 +4,8 @@
 
 use crate::event::Ev;
 use crate::hw::bus::Bus;
+use crate::hw::link::LinkSpec;
+use crate::ulp::sock::SockHost;
 use crate::profile::Profile;
 use crate::transport::headers::packet_bytes;
 use crate::transport::packet::{ext_bytes, Kind, MsgMeta, Packet, Service, UlpKind};
@@ -123,6 +125,10 @@ pub struct Node {
     /// Most packets the send engine hands on as one train (see [`Node::send_one`]).
     pub train_max: u64,
     out: Vec<Output>,
+    /// The link behind each adapter port (InfiniBand, or Ethernet on a VPI port).
+    pub links: Vec<LinkSpec>,
+    /// Socket receive queues (interrupt contexts).
+    pub sock: SockHost,
 }
 
 impl Node {
@@ -136,7 +142,7 @@ impl Node {
         Node {
             index,
             bus: Bus::new(&prof.bus),
-            prof,
+            prof: prof.clone(),
             switch,
             switch_port_base,
             tx_engine_free: 0,
@@ -154,6 +160,13 @@ impl Node {
             stats: NodeStats { core_busy_ps: vec![0; cores], ..Default::default() },
             train_max,
             out: Vec::new(),
+            links: (0..ports)
+                .map(|p| match &prof.eth {
+                    Some(e) if e.port as usize == p => e.link.clone(),
+                    _ => prof.link.clone(),
+                })
+                .collect(),
+            sock: SockHost::default(),
         }
     }
 
@@ -284,7 +297,11 @@ impl Node {
     fn arrived(&mut self, at: Time, meta: MsgMeta, cqe: bool, ctx: &mut Ctx<'_, Ev>) {
         if self.chans.get(&meta.chan).is_some_and(|c| c.sock.is_some()) {
             // The completion raises an interrupt: the stack runs on the interrupt core.
-            ctx.send_at(ctx.me(), at, Ev::SockArrival { meta });
+            let bytes = match meta.ulp {
+                UlpKind::Segment { bytes } => bytes,
+                _ => 0,
+            };
+            ctx.send_at(ctx.me(), at, Ev::SockArrival { meta, packets: 1, bytes });
             return;
         }
         if let Some(end) = self.chans.get(&meta.chan).filter(|c| c.mpi.is_some()) {
@@ -323,7 +340,10 @@ impl Node {
     fn send_one(&mut self, q: usize, ctx: &mut Ctx<'_, Ev>) {
         let now = ctx.now();
         let prof = self.prof.clone();
-        let (a, mtu) = (&prof.adapter, prof.link.mtu_bytes as u64);
+        let port = self.qps[q].port as usize;
+        let link = self.links[port].clone();
+        let eth = self.is_eth(port);
+        let (a, mtu) = (&prof.adapter, link.mtu_bytes as u64);
         let train_max = self.train_max;
         let qp = &mut self.qps[q];
         let service = qp.service;
@@ -410,14 +430,15 @@ impl Node {
         let count = pkts.len() as u64;
         engine += count * ns(a.tx_packet_ns);
         let payload: u64 = pkts.iter().map(|p| p.1).sum();
-        let wire: u64 = pkts.iter().map(|&(k, p)| packet_bytes(ext_bytes(k, service), p)).sum();
+        // Ethernet frames carry IP packets; MAC header, FCS, preamble and gap are framing.
+        let wire: u64 = if eth { payload } else { pkts.iter().map(|&(k, p)| packet_bytes(ext_bytes(k, service), p)).sum() };
         // The train is described by its first and last packets.
         let kind = match (pkts[0].0, pkts[pkts.len() - 1].0) {
             (Kind::Data { op, first, .. }, Kind::Data { last, .. }) => Kind::Data { op, first, last },
             (Kind::ReadResp { first, .. }, Kind::ReadResp { last, .. }) => Kind::ReadResp { first, last },
             (k, _) => k,
         };
-        let (port, dst_node, dst_port, dst_qp) = (qp.port, qp.remote_node, qp.remote_port, qp.remote_qp);
+        let (dst_node, dst_port, dst_qp) = (qp.remote_node, qp.remote_port, qp.remote_qp);
         // Send engine, then the payload's DMA read, then the port.
         let start = now.max(self.tx_engine_free);
         self.tx_engine_free = start + engine;
@@ -429,11 +450,11 @@ impl Node {
             ready = self.bus.dma_read(ready, 8);
             self.bus.dma_write(ready, 8);
         }
-        let ser = prof.link.ser_ps(wire, count);
+        let ser = link.ser_ps(wire, count);
         let depart = ready.max(self.port_free[port as usize]);
         self.port_free[port as usize] = depart + ser;
         let pkt = Packet { dst_node, dst_port, dst_qp, kind, service, psn, ack_req, payload, wire_bytes: wire, count: count as u32, wr_id, meta };
-        ctx.send_at(self.switch, depart + prof.link.prop_ps(), Ev::PktAtSwitch { in_port: self.switch_port_base + port as u16, ser_ps: ser, pkt });
+        ctx.send_at(self.switch, depart + link.prop_ps(), Ev::PktAtSwitch { in_port: self.switch_port_base + port as u16, ser_ps: ser, pkt });
         self.stats.packets_sent += count;
         self.stats.payload_bytes_sent += payload;
         self.tx_inflight += count as u32;
@@ -448,8 +469,8 @@ impl Node {
         let qp = &self.qps[q];
         let kind = Kind::Ack;
         let wire = packet_bytes(ext_bytes(kind, qp.service), 0);
-        let ser = self.prof.link.ser_ps(wire, 1);
         let port = qp.port as usize;
+        let ser = self.links[port].ser_ps(wire, 1);
         let depart = t.max(self.port_free[port]);
         self.port_free[port] = depart + ser;
         let pkt = Packet {
@@ -467,7 +488,12 @@ impl Node {
             meta: MsgMeta { chan: 0, tag: 0, msg_id: 0, parts: 1, bytes: 0, notify: false, ulp: UlpKind::Raw },
         };
         self.stats.packets_sent += 1;
-        ctx.send_at(self.switch, depart + self.prof.link.prop_ps(), Ev::PktAtSwitch { in_port: self.switch_port_base + port as u16, ser_ps: ser, pkt });
+        ctx.send_at(self.switch, depart + self.links[port].prop_ps(), Ev::PktAtSwitch { in_port: self.switch_port_base + port as u16, ser_ps: ser, pkt });
+    }
+
+    /// True when adapter port `port` runs Ethernet.
+    pub(crate) fn is_eth(&self, port: usize) -> bool {
+        self.prof.eth.as_ref().is_some_and(|e| e.port as usize == port)
     }
 
     // ---------------------------------------------------------------- adapter: receive side
@@ -490,6 +516,10 @@ impl Node {
     /// process polls for completions, tell it.
     fn complete_locally(&mut self, t: Time, meta: MsgMeta, ctx: &mut Ctx<'_, Ev>) {
         let cqe = self.bus.dma_write(t, self.prof.adapter.cqe_bytes);
+        if matches!(meta.ulp, UlpKind::Sdp(crate::transport::packet::SdpMsg::WrCompl { .. })) {
+            ctx.send_at(ctx.me(), cqe, Ev::SockDone { meta });
+            return;
+        }
         if let Some(end) = self.chans.get(&meta.chan).filter(|c| c.completions) {
             // A stripe's control message completes the message; data stripes do not.
             if meta.notify {
@@ -519,7 +549,12 @@ impl Node {
                 self.rx_engine_free = t;
                 let visible = if pkt.payload > 0 { self.bus.dma_write(t, pkt.payload) } else { t };
                 self.stats.payload_bytes_received += pkt.payload;
-                if last && pkt.meta.notify {
+                if pkt.service == Service::Ud && self.chans.get(&pkt.meta.chan).is_some_and(|c| c.sock.is_some()) {
+                    // Datagrams (IPoIB-UD, Ethernet frames): every packet is its own receive
+                    // completion, even when the sender's adapter cut them from one LSO request.
+                    let cqe = self.bus.dma_write(visible, a.cqe_bytes * pkt.count as u64);
+                    ctx.send_at(ctx.me(), cqe, Ev::SockArrival { meta: pkt.meta, packets: pkt.count, bytes: pkt.payload });
+                } else if last && pkt.meta.notify {
                     if op == Op::Send {
                         let cqe = self.bus.dma_write(visible, a.cqe_bytes);
                         self.arrived(cqe, pkt.meta, true, ctx);
@@ -556,6 +591,11 @@ impl Node {
                     let cqe = self.bus.dma_write(visible, a.cqe_bytes);
                     let qp = &mut self.qps[q];
                     qp.reads_out -= 1;
+                    if self.chans.get(&pkt.meta.chan).is_some_and(|c| c.sock.is_some()) {
+                        ctx.send_at(ctx.me(), cqe, Ev::SockDone { meta: pkt.meta });
+                        self.pump_tx(ctx);
+                        return;
+                    }
                     let proc = self.chans.get(&pkt.meta.chan).map(|c| c.proc).unwrap_or(0);
                     self.notify(cqe, proc, Input::Completed { chan: pkt.meta.chan, tag: pkt.meta.tag }, true, ctx);
                     self.pump_tx(ctx);
@@ -575,13 +615,21 @@ impl Component<Ev> for Node {
         self.bus.advance(ctx.now());
         match ev {
             Ev::Start => {
+                let sdp: Vec<u32> = self.chans.iter().filter(|(_, c)| c.sock.as_ref().is_some_and(|s| s.stack.kind == crate::ulp::sock::SockKind::Sdp)).map(|(&k, _)| k).collect();
+                for chan in sdp {
+                    self.sdp_start(chan, ctx);
+                }
                 for p in 0..self.procs.len() {
                     self.run_programs(p as u16, Input::Start, false, ctx);
                 }
             }
             Ev::Notify { proc, input, cqe } => self.run_programs(proc, input, cqe, ctx),
             Ev::MpiArrival { proc, meta, cqe } => self.mpi_arrival(proc, meta, cqe, ctx),
-            Ev::SockArrival { meta } => self.sock_arrival(meta, ctx),
+            Ev::SockArrival { meta, packets, bytes } => self.sock_arrival(meta, packets, bytes, ctx),
+            Ev::SockPollEnd { queue, seq } => self.sock_poll_end(queue as usize, seq, ctx),
+            Ev::SockTimer { chan, seq } => self.tcp_delack(chan, seq, ctx),
+            Ev::SockDone { meta } => self.sdp_local_done(meta, ctx),
+            Ev::SockKick { chan } => self.sdp_kick(chan, ctx),
             Ev::Doorbell { qp, wr } => {
                 let a = &self.prof.adapter;
                 let fetched = if a.blueflame {
@@ -594,7 +642,8 @@ impl Component<Ev> for Node {
                 ctx.send_at(ctx.me(), fetched, Ev::WqeFetched { qp, wr });
             }
             Ev::WqeFetched { qp, wr } => {
-                let packets = packets_for(wr.op, wr.bytes, self.prof.link.mtu_bytes as u64);
+                let port = self.qps[qp as usize].port as usize;
+                let packets = packets_for(wr.op, wr.bytes, self.links[port].mtu_bytes as u64);
                 self.qps[qp as usize].sq.push_back(Active { wr, packets, sent: 0 });
                 self.pump_tx(ctx);
             }

@@ -2,11 +2,12 @@
 
 use crate::hw::adapter_spec::{AdapterSpec, HostSpec};
 use crate::hw::bus::BusSpec;
+use crate::hw::eth_spec::EthSpec;
 use crate::hw::link::LinkSpec;
 use crate::hw::switch_spec::SwitchSpec;
 use crate::hw::wan_spec::WanSpec;
 use crate::ulp::mpi::MpiSpec;
-use crate::ulp::sock::StackSpec;
+use crate::ulp::stack_spec::StackSpec;
 use crate::params::{ParamError, Table};
 
 /// Profiles shipped with interlab (embedded in the binary).
@@ -37,6 +38,8 @@ pub struct Profile {
     pub mpi: Option<MpiSpec>,
     /// Host socket-stack costs, for testbeds whose socket results are modelled.
     pub stack: Option<StackSpec>,
+    /// An adapter port that runs Ethernet (VPI), for testbeds that have one.
+    pub eth: Option<EthSpec>,
 }
 
 impl Profile {
@@ -64,8 +67,18 @@ impl Profile {
         let wan = if t.has("wan") { Some(section!("wan", WanSpec)) } else { None };
         let mpi = if t.has("mpi") { Some(section!("mpi", MpiSpec)) } else { None };
         let stack = if t.has("stack") { Some(section!("stack", StackSpec)) } else { None };
+        let eth = if t.has("eth") { Some(section!("eth", EthSpec)) } else { None };
+        if let Some(e) = &eth {
+            if e.port as u32 >= adapter.ports {
+                return Err(ParamError {
+                    file: file.to_string(),
+                    key: "eth.port".into(),
+                    message: format!("the adapter has {} port(s); expected 1..={}", adapter.ports, adapter.ports),
+                });
+            }
+        }
         t.finish()?;
-        Ok(Profile { id, description, host, bus, adapter, link, switch, wan, mpi, stack })
+        Ok(Profile { id, description, host, bus, adapter, link, switch, wan, mpi, stack, eth })
     }
 
     /// A built-in profile by id, or a profile file by path.

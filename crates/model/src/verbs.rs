@@ -7,7 +7,7 @@ use crate::hw::extender::WanPath;
 use crate::hw::switch::Switch;
 use crate::node::{ChanEnd, Node, PortUse};
 use crate::ulp::mpi::{MpiDesign, MpiEnd};
-use crate::ulp::sock::{SockEnd, SockStack};
+use crate::ulp::sock::{SockEnd, SockKind, SockStack};
 use crate::profile::Profile;
 use crate::transport::packet::Service;
 use interlab_kernel::{ComponentId, Simulation, Time};
@@ -73,6 +73,9 @@ pub struct VerbsSetup {
     pub initiator: Initiator,
     /// Run the pattern over this socket stack instead of raw verbs or MPI.
     pub sock: Option<SockStack>,
+    /// With `sock`: the second half of the process pairs use this stack instead (two
+    /// protocols at once on one adapter, as on a VPI adapter's two ports).
+    pub sock_mix: Option<SockStack>,
 }
 
 /// Which side of each server-client channel runs the initiating program.
@@ -104,6 +107,15 @@ impl VerbsSetup {
             clients: 1,
             initiator: Initiator::Server,
             sock: None,
+            sock_mix: None,
+        }
+    }
+
+    /// The stack of process pair `k` (of `procs_per_node`).
+    fn stack_of(&self, k: u32) -> Option<SockStack> {
+        match (self.sock, self.sock_mix) {
+            (Some(_), Some(b)) if k >= self.procs_per_node.div_ceil(2) => Some(b),
+            (a, _) => a,
         }
     }
 }
@@ -140,6 +152,8 @@ pub struct Point {
     /// CPU utilisation of the server (node 0) over the run: busy core time / (run time x
     /// cores), percent.
     pub server_cpu_percent: f64,
+    /// With two socket stacks at once: each stack's aggregate bandwidth, MB/s.
+    pub by_stack: Vec<(String, f64)>,
 }
 
 impl VerbsSetup {
@@ -156,6 +170,15 @@ impl VerbsSetup {
             let Some(st) = &self.profile.stack else {
                 return Err(ModelError(format!("profile {} has no [stack] section: it cannot model sockets", self.profile.id)));
             };
+            for s in [Some(stack), self.sock_mix].into_iter().flatten() {
+                self.validate_stack(s)?;
+            }
+            if self.sock_mix.is_some() && self.procs_per_node < 2 {
+                return Err(ModelError("two stacks at once need at least two process pairs (one per stack)".into()));
+            }
+            if self.ports != Ports::One {
+                return Err(ModelError("socket stacks use one port each (ports = \"one\")".into()));
+            }
             if self.mpi.is_some() {
                 return Err(ModelError("a channel is either MPI or a socket, not both".into()));
             }
@@ -165,7 +188,7 @@ impl VerbsSetup {
             if !matches!(spec.kind, PatternKind::Latency | PatternKind::Bandwidth | PatternKind::BiBandwidth) {
                 return Err(ModelError(format!("{} runs latency, bandwidth and bibw patterns", stack.name())));
             }
-            if stack == SockStack::IpoibUd && st.ipoib_mtu_bytes > mtu {
+            if stack.kind == SockKind::IpoibUd && st.ipoib_mtu_bytes + st.ipoib_header_bytes > mtu {
                 return Err(ModelError(format!("IPoIB MTU {} exceeds the link MTU {mtu}", st.ipoib_mtu_bytes)));
             }
             if spec.size == 0 {
@@ -237,10 +260,57 @@ impl VerbsSetup {
         Ok(())
     }
 
+    fn validate_stack(&self, s: SockStack) -> Result<(), ModelError> {
+        match s.kind {
+            SockKind::Eth => {
+                let Some(e) = &self.profile.eth else {
+                    return Err(ModelError(format!("profile {} has no Ethernet port ([eth] section)", self.profile.id)));
+                };
+                if s.eth_mtu != 0 && !(576..=9216).contains(&s.eth_mtu) {
+                    return Err(ModelError(format!("Ethernet MTU must be 576..=9216 bytes, found {}", s.eth_mtu)));
+                }
+                if s.eth_mtu == 0 && e.link.mtu_bytes == 0 {
+                    return Err(ModelError("the profile's Ethernet MTU is 0".into()));
+                }
+            }
+            SockKind::IpoibRc | SockKind::Sdp if s.lso == Some(true) || s.lro == Some(true) => {
+                return Err(ModelError(format!("LSO and LRO are datagram-mode offloads; {} has neither", s.name())));
+            }
+            _ => {}
+        }
+        if s.kind == SockKind::Sdp && s.sdp_zcopy_threshold == 0 {
+            return Err(ModelError("the SDP zero-copy threshold must be at least 1 byte".into()));
+        }
+        Ok(())
+    }
+
+    /// The profile as this run uses it (an Ethernet MTU chosen by the stack applied).
+    fn run_profile(&self) -> Arc<Profile> {
+        let mtu = [self.sock, self.sock_mix].into_iter().flatten().find(|s| s.kind == SockKind::Eth && s.eth_mtu > 0).map(|s| s.eth_mtu);
+        match (mtu, &self.profile.eth) {
+            (Some(m), Some(_)) => {
+                let mut p = (*self.profile).clone();
+                p.eth.as_mut().expect("checked").link.mtu_bytes = m;
+                Arc::new(p)
+            }
+            _ => self.profile.clone(),
+        }
+    }
+
+    /// Adapter port a channel of `stack` uses (InfiniBand traffic avoids the Ethernet port).
+    fn stack_port(&self, stack: SockStack) -> u8 {
+        let eth = self.profile.eth.as_ref().map(|e| e.port);
+        match (stack.kind, eth) {
+            (SockKind::Eth, Some(p)) => p,
+            (_, Some(0)) => 1,
+            _ => 0,
+        }
+    }
+
     /// Runs one pattern point.
     pub fn run(&self, spec: &PatternSpec) -> Result<Point, ModelError> {
         self.validate(spec)?;
-        let prof = self.profile.clone();
+        let prof = self.run_profile();
         let ports = prof.adapter.ports;
         let mut sim: Simulation<Ev> = Simulation::new();
         // Components: nodes 0 (server) ..= clients, then the switch(es), then the WAN path.
@@ -255,10 +325,10 @@ impl VerbsSetup {
         for i in 0..n_nodes {
             let s = &mut switches[(switch_of[i as usize].0 - n_nodes) as usize];
             let base = s.ports.len() as u16;
-            for p in 0..ports {
-                s.add_node_port(i, node_ids[i as usize], p as u8, &prof.link);
-            }
             let mut n = Node::new(i, prof.clone(), switch_of[i as usize], base);
+            for p in 0..ports {
+                s.add_node_port(i, node_ids[i as usize], p as u8, &n.links[p as usize]);
+            }
             if !self.trains {
                 n.train_max = 1;
             }
@@ -289,7 +359,9 @@ impl VerbsSetup {
             let server_proc = (c * self.procs_per_node + k) as u16;
             for d in 0..chans_per_pair {
                 let chan = (c * self.procs_per_node + k) * chans_per_pair + d;
+                let stack = self.stack_of(k);
                 let port_list: Vec<u8> = match self.ports {
+                    Ports::One if stack.is_some() => vec![self.stack_port(stack.expect("checked"))],
                     Ports::One => vec![0],
                     // Each process pair on its own port; a single pair binds its two
                     // directions to different ports.
@@ -301,9 +373,8 @@ impl VerbsSetup {
                     Ports::Stripe { threshold } => PortUse::Stripe { threshold },
                     _ => PortUse::Single,
                 };
-                let service = match (self.sock, self.mpi) {
-                    (Some(SockStack::IpoibUd), _) => Service::Ud,
-                    (Some(SockStack::SdpBc), _) => Service::Rc,
+                let service = match (stack, self.mpi) {
+                    (Some(s), _) => s.service(),
                     (_, Some(d)) => match d {
                         MpiDesign::Rc => Service::Rc,
                         MpiDesign::Uc => Service::Uc,
@@ -328,8 +399,10 @@ impl VerbsSetup {
                     };
                     MpiEnd::new(d, (rails > 1).then_some(th))
                 });
-                nodes[0].add_chan(chan, ChanEnd { qps: qa, ports: use_, proc: server_proc, next_msg: 0, completions, mpi: mpi.clone(), sock: self.sock.map(SockEnd::new) });
-                nodes[client].add_chan(chan, ChanEnd { qps: qb, ports: use_, proc: k as u16, next_msg: 0, completions, mpi, sock: self.sock.map(SockEnd::new) });
+                let credits = prof.stack.as_ref().map_or(0, |s| s.sdp_rx_buffers);
+                let sock = stack.map(|s| SockEnd::new(s, spec.size, credits));
+                nodes[0].add_chan(chan, ChanEnd { qps: qa, ports: use_, proc: server_proc, next_msg: 0, completions, mpi: mpi.clone(), sock: sock.clone() });
+                nodes[client].add_chan(chan, ChanEnd { qps: qb, ports: use_, proc: k as u16, next_msg: 0, completions, mpi, sock });
                 // Direction 0: node 0 initiates; direction 1 (bi-directional): node 1.
                 // Direction 0 is initiated by the chosen side; direction 1 (bi-directional) by the other.
                 let server_first = (self.initiator == Initiator::Server) == (d == 0);
@@ -359,6 +432,8 @@ impl VerbsSetup {
         // the end at full speed). A single bi-directional pair reports its two directions'
         // rates summed, as perftest and OSU do.
         let (mut union, mut total_bytes, mut flows) = (None, 0u64, 0u32);
+        // Per stack (two stacks at once): (union window, bytes).
+        let mut groups: Vec<(String, (u64, u64), u64)> = Vec::new();
         let mut unfinished = 0;
         let (mut sent, mut received) = (0, 0);
         for &id in &node_ids {
@@ -379,6 +454,16 @@ impl VerbsSetup {
                             bw += bytes as f64 / elapsed_ps as f64 * 1e6;
                             let (a, b) = prog.measured_window().expect("finished bandwidth initiator");
                             union = Some(union.map_or((a, b), |(x, y): (u64, u64)| (x.min(a), y.max(b))));
+                            if self.sock_mix.is_some() {
+                                let name = n.chans.get(&prog.chan()).and_then(|c| c.sock.as_ref()).map_or_else(String::new, |s| s.stack.describe());
+                                match groups.iter_mut().find(|g| g.0 == name) {
+                                    Some(g) => {
+                                        g.1 = (g.1 .0.min(a), g.1 .1.max(b));
+                                        g.2 += bytes;
+                                    }
+                                    None => groups.push((name, (a, b), bytes)),
+                                }
+                            }
                             total_bytes += bytes;
                             flows += 1;
                         }
@@ -405,6 +490,13 @@ impl VerbsSetup {
         } else {
             (bw, "MB/s", None)
         };
+        if std::env::var_os("INTERLAB_DEBUG_CORES").is_some() {
+            for &id in &node_ids {
+                let n = sim.get::<Node>(id).expect("node");
+                let pct: Vec<String> = n.stats.core_busy_ps.iter().map(|b| format!("{:.0}", *b as f64 / stats.end_time.max(1) as f64 * 100.0)).collect();
+                eprintln!("node {}: cores busy % [{}], irqs {:?}, pkts sent {} rcvd {}", id.0, pct.join(" "), n.sock.queues.iter().map(|q| q.interrupts).collect::<Vec<_>>(), n.stats.packets_sent, n.stats.packets_received);
+            }
+        }
         let server = sim.get::<Node>(node_ids[0]).expect("node");
         let busy: Time = server.stats.core_busy_ps.iter().sum();
         let cores = server.stats.core_busy_ps.len().max(1) as f64;
@@ -418,6 +510,10 @@ impl VerbsSetup {
             bytes_sent: sent,
             bytes_received: received,
             server_cpu_percent,
+            by_stack: groups
+                .into_iter()
+                .map(|(name, (a, b), bytes)| (name, if b > a { bytes as f64 / (b - a) as f64 * 1e6 } else { 0.0 }))
+                .collect(),
         })
     }
 }

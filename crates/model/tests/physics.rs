@@ -11,7 +11,7 @@ fn prof(id: &str) -> Profile {
 }
 
 fn setup(p: Profile, ports: Ports, procs: u32, service: Service) -> VerbsSetup {
-    VerbsSetup { profile: Arc::new(p), topology: Topology::Lan, service, ports, procs_per_node: procs, max_events: 200_000_000, trains: true, mpi: None, qps_per_port: 1, clients: 1, initiator: Initiator::Server, sock: None }
+    VerbsSetup { profile: Arc::new(p), topology: Topology::Lan, service, ports, procs_per_node: procs, max_events: 200_000_000, trains: true, mpi: None, qps_per_port: 1, clients: 1, initiator: Initiator::Server, sock: None, sock_mix: None }
 }
 
 fn bw(p: Profile, size: u64) -> f64 {
@@ -312,7 +312,7 @@ fn socket_stacks_conserve_bytes_and_cost_what_their_mechanisms_say() {
         assert_eq!(p.bytes_sent, p.bytes_received, "{sock:?}");
         p.value
     };
-    for sock in [SockStack::IpoibUd, SockStack::SdpBc] {
+    for sock in [SockStack::ipoib_ud(), SockStack::sdp_bc()] {
         for size in [1u64, 2044, 100_000] {
             for kind in [PatternKind::Latency, PatternKind::Bandwidth, PatternKind::BiBandwidth] {
                 assert!(run(sock, kind, size, 1) > 0.0);
@@ -320,15 +320,15 @@ fn socket_stacks_conserve_bytes_and_cost_what_their_mechanisms_say() {
         }
     }
     // SDP avoids per-2-KiB-packet interrupts and stack work: more bandwidth for large messages.
-    assert!(run(SockStack::SdpBc, PatternKind::Bandwidth, 1 << 18, 1) > 2.0 * run(SockStack::IpoibUd, PatternKind::Bandwidth, 1 << 18, 1));
+    assert!(run(SockStack::sdp_bc(), PatternKind::Bandwidth, 1 << 18, 1) > 2.0 * run(SockStack::ipoib_ud(), PatternKind::Bandwidth, 1 << 18, 1));
     // Sockets cost more than verbs for small messages.
     let verbs = lat(prof("xeon24-mt23108-pcix"), Op::Send, 4);
-    assert!(run(SockStack::IpoibUd, PatternKind::Latency, 4, 1) > 2.0 * verbs);
+    assert!(run(SockStack::ipoib_ud(), PatternKind::Latency, 4, 1) > 2.0 * verbs);
     // IPoIB receive work runs on one interrupt core: more streams do not add bandwidth.
-    let (one, four) = (run(SockStack::IpoibUd, PatternKind::Bandwidth, 1 << 16, 1), run(SockStack::IpoibUd, PatternKind::Bandwidth, 1 << 16, 4));
+    let (one, four) = (run(SockStack::ipoib_ud(), PatternKind::Bandwidth, 1 << 16, 1), run(SockStack::ipoib_ud(), PatternKind::Bandwidth, 1 << 16, 4));
     assert!(four < one * 1.1, "IPoIB 4 streams {four} vs 1 {one}");
     // A profile without a [stack] section cannot run sockets.
     let spec = PatternSpec { kind: PatternKind::Latency, op: Op::Send, size: 8, window: 1, warmup: 0, iterations: 1 };
-    let e = VerbsSetup { sock: Some(SockStack::SdpBc), ..setup(prof("xeon-mt25208-pcie"), Ports::One, 1, Service::Rc) }.run(&spec).unwrap_err();
+    let e = VerbsSetup { sock: Some(SockStack::sdp_bc()), ..setup(prof("xeon-mt25208-pcie"), Ports::One, 1, Service::Rc) }.run(&spec).unwrap_err();
     assert!(e.0.contains("[stack]"), "{e}");
 }

@@ -76,8 +76,35 @@ pub enum UlpKind {
     Frag { last: bool },
     /// MPI-level (or TCP) acknowledgement of `packets` fragments, messages or segments.
     Ack { packets: u32 },
-    /// A socket stack's segment (IP packet or SDP message) carrying `bytes` of the stream.
+    /// A TCP segment (or LSO request, or LRO-merged train) carrying `bytes` of the stream;
+    /// `msg_id` carries the acknowledgement (stream offset received).
     Segment { bytes: u64 },
+    /// An SDP message; `msg_id` carries the credits (buffers) it returns.
+    Sdp(SdpMsg),
+}
+
+/// What an SDP message is (MODEL-FACTS 4.2 message ids).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SdpMsg {
+    /// Buffered-copy data (mid Data).
+    Data { bytes: u64 },
+    /// A credit update without data.
+    Credit,
+    /// Receive buffer advertised for the peer's message number `index` (SinkAvail).
+    SinkAvail { index: u64 },
+    /// Send buffer advertised for message number `index` (SrcAvail).
+    SrcAvail { index: u64 },
+    /// Zero-copy data written by RDMA into an advertised buffer.
+    ZcData,
+    /// Zero-copy data read by RDMA from an advertised buffer.
+    ZcRead,
+    /// The write into the advertised buffer is complete: `bytes` are there.
+    WrCompl { bytes: u64 },
+    /// The read from the advertised buffer is complete (RdmaRdCompl).
+    RdCompl,
+    /// Control exchange of an idle connection, and its answer.
+    Ctrl,
+    CtrlAck,
 }
 
 /// What a packet is.

@@ -244,7 +244,7 @@ impl Node {
                     t = self.ud_pump(chan, t, ctx);
                 }
             }
-            UlpKind::RndvData | UlpKind::Raw | UlpKind::Segment { .. } => {}
+            UlpKind::RndvData | UlpKind::Raw | UlpKind::Segment { .. } | UlpKind::Sdp(_) => {}
         }
         self.core_free[core] = t;
         self.stats.core_busy_ps[core] += t - start;

@@ -1,0 +1,172 @@
+//! Host kernel and socket-stack primitives (profile section `[stack]`): system calls, copies
+//! (cache-warm and from memory), interrupts, per-packet TCP/IP and IPoIB driver work, the
+//! SDP protocol's per-message work and buffers, and connection set-up steps. Every value is
+//! a physical primitive with its provenance in the profile; nothing here names a figure.
+
+use crate::params::{ParamError, Table};
+use interlab_kernel::Time;
+
+/// Picoseconds in `x` nanoseconds.
+pub(crate) fn ns(x: f64) -> Time {
+    (x * 1000.0).round() as Time
+}
+
+/// Host kernel and socket-stack costs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StackSpec {
+    /// One send() or recv() system call, ns.
+    pub syscall_ns: f64,
+    /// Copy between user and kernel (or SDP) buffers when the data is cache-warm, MB/s.
+    pub copy_mbytes_per_s: f64,
+    /// Copy rate when the data comes from (or goes to) memory, MB/s.
+    pub mem_copy_mbytes_per_s: f64,
+    /// Cache a copy's working set fits in (per core, bytes); a message's working set is
+    /// taken as twice its size (user buffer plus kernel buffer).
+    pub cache_bytes: u64,
+    /// Software TCP checksum folded into the send copy when the device has no checksum
+    /// offload (IPoIB connected mode), MB/s.
+    pub csum_mbytes_per_s: f64,
+    /// The adapter checksums IPoIB datagram-mode packets (otherwise software does).
+    pub ipoib_ud_csum_offload: bool,
+    /// Taking one interrupt and scheduling the stack's poll, ns.
+    pub interrupt_ns: f64,
+    /// Waking a process blocked in recv() or send() and switching to it, ns.
+    pub wakeup_ns: f64,
+    /// TCP/IP output work per segment (per 64 KiB super-segment with LSO), ns.
+    pub tcp_tx_ns: f64,
+    /// TCP/IP input work per segment delivered to TCP (per aggregate with LRO), ns.
+    pub tcp_rx_ns: f64,
+    /// TCP input work for a pure acknowledgement, ns.
+    pub tcp_ack_rx_ns: f64,
+    /// IPoIB driver work per IP packet (or LSO work request) sent, ns.
+    pub ipoib_tx_ns: f64,
+    /// IPoIB driver work per IB datagram (or connected-mode IP packet) received, ns.
+    pub ipoib_rx_ns: f64,
+    /// Receive interrupt coalescing on IPoIB, us (0: an interrupt per completion when idle).
+    pub ipoib_rx_usecs: f64,
+    /// IPoIB datagram-mode MTU, bytes.
+    pub ipoib_mtu_bytes: u64,
+    /// IPoIB connected-mode MTU, bytes.
+    pub ipoib_cm_mtu_bytes: u64,
+    /// IPoIB encapsulation header, bytes.
+    pub ipoib_header_bytes: u64,
+    /// IP + TCP (+ options) header bytes per packet.
+    pub ip_header_bytes: u64,
+    /// Largest LSO work request and largest LRO aggregate, bytes.
+    pub offload_max_bytes: u64,
+    /// TCP acknowledges every this many segments (delayed ACK).
+    pub ack_every_packets: u64,
+    /// Delayed-ACK timer, us.
+    pub delack_us: f64,
+    /// TCP window (socket buffer) bytes in flight per connection.
+    pub tcp_window_bytes: u64,
+    /// SDP work per message sent, ns.
+    pub sdp_tx_ns: f64,
+    /// SDP work per message received, ns.
+    pub sdp_rx_ns: f64,
+    /// Largest SDP buffered-copy message (private buffer size), bytes.
+    pub sdp_chunk_bytes: u64,
+    /// SDP base header (BSDH), bytes.
+    pub sdp_header_bytes: u64,
+    /// SDP receive buffers posted per connection (the sender's credits).
+    pub sdp_rx_buffers: u64,
+    /// Registering (pinning and mapping) a user buffer for zero copy: fixed part, ns.
+    pub reg_ns: f64,
+    /// Registering a user buffer: per 4 KiB page, ns.
+    pub reg_page_ns: f64,
+    /// A connection idle longer than this must exchange SDP control messages before it
+    /// sends again, us.
+    pub sdp_idle_us: f64,
+    /// An adapter firmware command (create/modify QP or CQ, register memory), us.
+    pub hca_cmd_us: f64,
+    /// Kernel work per communication-manager or subnet-administration MAD handled, us.
+    pub mad_us: f64,
+    /// Kernel work per TCP connection-handshake segment at each end (SYN, SYN-ACK, ACK:
+    /// socket and request-queue handling beyond ordinary segment input), us.
+    pub tcp_handshake_us: f64,
+}
+
+impl StackSpec {
+    /// Reads `[stack]`.
+    pub fn from_table(t: &mut Table) -> Result<Self, ParamError> {
+        let s = StackSpec {
+            syscall_ns: t.param("syscall_ns", "ns")?,
+            copy_mbytes_per_s: t.param("copy_mbytes_per_s", "MB/s")?,
+            mem_copy_mbytes_per_s: t.param("mem_copy_mbytes_per_s", "MB/s")?,
+            cache_bytes: t.param_u64("cache_bytes", "bytes", 1024)?,
+            csum_mbytes_per_s: t.param("csum_mbytes_per_s", "MB/s")?,
+            ipoib_ud_csum_offload: t.param_u64("ipoib_ud_csum_offload", "flag", 0)? != 0,
+            interrupt_ns: t.param("interrupt_ns", "ns")?,
+            wakeup_ns: t.param("wakeup_ns", "ns")?,
+            tcp_tx_ns: t.param("tcp_tx_ns", "ns")?,
+            tcp_rx_ns: t.param("tcp_rx_ns", "ns")?,
+            tcp_ack_rx_ns: t.param("tcp_ack_rx_ns", "ns")?,
+            ipoib_tx_ns: t.param("ipoib_tx_ns", "ns")?,
+            ipoib_rx_ns: t.param("ipoib_rx_ns", "ns")?,
+            ipoib_rx_usecs: t.param("ipoib_rx_usecs", "us")?,
+            ipoib_mtu_bytes: t.param_u64("ipoib_mtu_bytes", "bytes", 256)?,
+            ipoib_cm_mtu_bytes: t.param_u64("ipoib_cm_mtu_bytes", "bytes", 256)?,
+            ipoib_header_bytes: t.param_u64("ipoib_header_bytes", "bytes", 0)?,
+            ip_header_bytes: t.param_u64("ip_header_bytes", "bytes", 20)?,
+            offload_max_bytes: t.param_u64("offload_max_bytes", "bytes", 4096)?,
+            ack_every_packets: t.param_u64("ack_every_packets", "packets", 1)?,
+            delack_us: t.param("delack_us", "us")?,
+            tcp_window_bytes: t.param_u64("tcp_window_bytes", "bytes", 4096)?,
+            sdp_tx_ns: t.param("sdp_tx_ns", "ns")?,
+            sdp_rx_ns: t.param("sdp_rx_ns", "ns")?,
+            sdp_chunk_bytes: t.param_u64("sdp_chunk_bytes", "bytes", 512)?,
+            sdp_header_bytes: t.param_u64("sdp_header_bytes", "bytes", 0)?,
+            sdp_rx_buffers: t.param_u64("sdp_rx_buffers", "buffers", 2)?,
+            reg_ns: t.param("reg_ns", "ns")?,
+            reg_page_ns: t.param("reg_page_ns", "ns")?,
+            sdp_idle_us: t.param("sdp_idle_us", "us")?,
+            hca_cmd_us: t.param("hca_cmd_us", "us")?,
+            mad_us: t.param("mad_us", "us")?,
+            tcp_handshake_us: t.param("tcp_handshake_us", "us")?,
+        };
+        for (key, v) in [("copy_mbytes_per_s", s.copy_mbytes_per_s), ("mem_copy_mbytes_per_s", s.mem_copy_mbytes_per_s), ("csum_mbytes_per_s", s.csum_mbytes_per_s)] {
+            if v <= 0.0 {
+                return Err(t.err(key, "must be > 0"));
+            }
+        }
+        if s.ipoib_mtu_bytes <= s.ip_header_bytes || s.ipoib_cm_mtu_bytes <= s.ip_header_bytes {
+            return Err(t.err("ipoib_mtu_bytes", "the IPoIB MTUs must exceed ip_header_bytes"));
+        }
+        Ok(s)
+    }
+
+    /// Picoseconds to copy `bytes` of a message of `msg_bytes` (the working set is twice
+    /// the message: what exceeds the cache is copied at memory speed).
+    pub fn copy_ps(&self, bytes: u64, msg_bytes: u64) -> Time {
+        let ws = 2.0 * msg_bytes.max(1) as f64;
+        let miss = (1.0 - self.cache_bytes as f64 / ws).max(0.0);
+        let us_per_byte = (1.0 - miss) / self.copy_mbytes_per_s + miss / self.mem_copy_mbytes_per_s;
+        (bytes as f64 * us_per_byte * 1e6).round() as Time
+    }
+
+    /// Picoseconds to checksum `bytes` in software.
+    pub fn csum_ps(&self, bytes: u64) -> Time {
+        (bytes as f64 * 1e6 / self.csum_mbytes_per_s).round() as Time
+    }
+
+    /// Registering a user buffer of `bytes` for zero copy, picoseconds.
+    pub fn reg_ps(&self, bytes: u64) -> Time {
+        ns(self.reg_ns + self.reg_page_ns * bytes.div_ceil(4096) as f64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::profile::Profile;
+
+    #[test]
+    fn copies_beyond_the_cache_are_slower() {
+        let p = Profile::load("r805-connectx-ddr").unwrap();
+        let s = p.stack.unwrap();
+        let small = s.copy_ps(4096, 4096) as f64 / 4096.0;
+        let large = s.copy_ps(4 << 20, 4 << 20) as f64 / (4 << 20) as f64;
+        assert!(large > small * 1.2, "per-byte copy {small} ps vs {large} ps");
+        assert_eq!(s.copy_ps(0, 100), 0);
+    }
+}

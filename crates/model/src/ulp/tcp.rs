@@ -1,0 +1,267 @@
+//! Kernel TCP/IP as the model runs it over IPoIB (datagram or connected mode) and over the
+//! adapter's Ethernet port.
+//!
+//! * **Send**: send() is a system call and a copy into the socket (with a software checksum
+//!   where the device has no checksum offload); then the stack cuts the stream into
+//!   segments of one MSS (MTU minus IP/TCP headers) or, with LSO, into work requests of up to
+//!   64 KiB that the adapter cuts into MSS-sized packets. Each segment (or LSO request) costs
+//!   TCP output and driver work. Nagle's rule holds a small segment while data is
+//!   unacknowledged; the window bounds unacknowledged bytes; acknowledgements push more.
+//! * **Receive**: per packet, driver work; with LRO, packets of a connection are merged (up
+//!   to 64 KiB) until the poll loop finds the queue empty, and TCP input runs once per
+//!   aggregate instead of once per packet. TCP acknowledges every second segment (or
+//!   aggregate) at once, otherwise after the delayed-ACK timer; data going back carries
+//!   the acknowledgement. Acknowledgements cost their receiver driver and TCP work.
+
+use crate::event::Ev;
+use crate::node::Node;
+use crate::transport::packet::{MsgMeta, Service, UlpKind};
+use crate::ulp::sock::SockKind;
+use crate::ulp::stack_spec::ns;
+use interlab_kernel::{Ctx, Time};
+use interlab_patterns::{Message, Op};
+
+/// Segment geometry of a TCP stack on this node.
+#[derive(Debug, Clone, Copy)]
+struct Geometry {
+    /// Payload bytes per packet (MSS).
+    mss: u64,
+    /// Largest segment handed to the driver (MSS, or the LSO size).
+    seg_max: u64,
+    /// Header bytes the adapter carries per packet beyond the payload (IP/TCP and IPoIB).
+    hdr: u64,
+    /// Driver work per segment sent, ns.
+    tx_ns: f64,
+    /// Driver work per packet received, ns.
+    rx_ns: f64,
+    /// Software checksum on send.
+    csum: bool,
+}
+
+impl Node {
+    fn tcp_geometry(&self, chan: u32) -> Geometry {
+        let st = self.stack();
+        let stack = self.chans[&chan].sock.as_ref().expect("socket").stack;
+        let ip = st.ip_header_bytes;
+        match stack.kind {
+            SockKind::IpoibUd => {
+                let mss = st.ipoib_mtu_bytes - ip;
+                let hdr = ip + st.ipoib_header_bytes;
+                let seg_max = if stack.lso_on(self.prof.eth.as_ref()) { (st.offload_max_bytes / (mss + hdr)).max(1) * mss } else { mss };
+                Geometry { mss, seg_max, hdr, tx_ns: st.ipoib_tx_ns, rx_ns: st.ipoib_rx_ns, csum: !st.ipoib_ud_csum_offload }
+            }
+            SockKind::IpoibRc => {
+                let mss = st.ipoib_cm_mtu_bytes - ip;
+                Geometry { mss, seg_max: mss, hdr: ip + st.ipoib_header_bytes, tx_ns: st.ipoib_tx_ns, rx_ns: st.ipoib_rx_ns, csum: true }
+            }
+            SockKind::Eth => {
+                let e = self.prof.eth.as_ref().expect("validated: [eth]");
+                let mtu = self.links[e.port as usize].mtu_bytes as u64;
+                let mss = mtu - ip;
+                let seg_max = if stack.lso_on(Some(e)) { (st.offload_max_bytes / mtu).max(1) * mss } else { mss };
+                Geometry { mss, seg_max, hdr: ip, tx_ns: e.tx_ns, rx_ns: e.rx_ns, csum: false }
+            }
+            SockKind::Sdp => unreachable!("SDP is not TCP"),
+        }
+    }
+
+    /// send(): system call, copy into the socket, then push what the window allows.
+    pub(crate) fn tcp_send(&mut self, m: Message, t: Time, ctx: &mut Ctx<'_, Ev>) -> Time {
+        let g = self.tcp_geometry(m.chan);
+        let st = self.stack();
+        let mut t = t + ns(st.syscall_ns) + st.copy_ps(m.bytes, m.bytes);
+        if g.csum {
+            t += st.csum_ps(m.bytes);
+        }
+        let end = self.sock_end(m.chan);
+        end.app_bytes += m.bytes;
+        let e = end.app_bytes;
+        end.tx_msgs.push_back((e, m.tag, m.bytes));
+        self.tcp_push(m.chan, t, ctx)
+    }
+
+    /// Hands the driver every segment the window and Nagle's rule allow, on the current
+    /// core from `t`; returns when that core is done.
+    pub(crate) fn tcp_push(&mut self, chan: u32, mut t: Time, ctx: &mut Ctx<'_, Ev>) -> Time {
+        let g = self.tcp_geometry(chan);
+        let (tcp_tx, window) = (self.stack().tcp_tx_ns, self.stack().tcp_window_bytes);
+        let qp = self.chans[&chan].qps[0];
+        loop {
+            let end = self.sock_end(chan);
+            let avail = end.app_bytes - end.snd_nxt;
+            let room = window.saturating_sub(end.snd_nxt - end.snd_una);
+            if avail == 0 || room == 0 {
+                break;
+            }
+            let len = avail.min(g.seg_max).min(room);
+            // Wait for room for a full segment rather than send a runt (silly-window
+            // avoidance), and hold a runt while an earlier runt is unacknowledged (Nagle's
+            // rule in Minshall's form, as Linux has it).
+            if len < g.mss && (len < avail || end.snd_sml > end.snd_una) {
+                break;
+            }
+            if len < g.mss {
+                end.snd_sml = end.snd_nxt + len;
+            }
+            let last = end.snd_nxt + len;
+            while end.tx_msgs.front().is_some_and(|&(e, _, _)| e < last) && end.tx_msgs.len() > 1 {
+                end.tx_msgs.pop_front();
+            }
+            let &(_, tag, size) = end.tx_msgs.front().expect("written data has a message");
+            end.snd_nxt = last;
+            // The segment acknowledges what this end has received.
+            let ack = end.rcv;
+            end.unacked_segs = 0;
+            end.unacked_bytes = 0;
+            end.delack_seq += 1;
+            let nseg = len.div_ceil(g.mss);
+            let meta = MsgMeta { chan, tag, msg_id: ack, parts: 1, bytes: size, notify: true, ulp: UlpKind::Segment { bytes: len } };
+            t += ns(tcp_tx + g.tx_ns);
+            t = self.post_wr(qp, Op::Send, len + nseg * g.hdr, meta, t, ctx);
+        }
+        t
+    }
+
+    /// Sends a pure acknowledgement standing for `segs` delayed ACKs, from the current core at `t`.
+    pub(crate) fn tcp_send_ack(&mut self, chan: u32, segs: u64, t: Time, ctx: &mut Ctx<'_, Ev>) -> Time {
+        let g = self.tcp_geometry(chan);
+        let tcp_tx = self.stack().tcp_tx_ns;
+        let qp = self.chans[&chan].qps[0];
+        let end = self.sock_end(chan);
+        end.unacked_segs = 0;
+        end.unacked_bytes = 0;
+        end.delack_seq += 1;
+        let meta = MsgMeta { chan, tag: 0, msg_id: end.rcv, parts: 1, bytes: 0, notify: true, ulp: UlpKind::Ack { packets: segs.max(1) as u32 } };
+        let t = t + ns(tcp_tx + g.tx_ns);
+        self.post_wr(qp, Op::Send, g.hdr, meta, t, ctx)
+    }
+
+    /// A TCP completion reached the host: `packets` datagrams carrying `bytes` of IP
+    /// packets (datagram links), or one connected-mode IP packet.
+    pub(crate) fn tcp_arrival(&mut self, meta: MsgMeta, packets: u64, bytes: u64, ctx: &mut Ctx<'_, Ev>) {
+        let chan = meta.chan;
+        let g = self.tcp_geometry(chan);
+        let stack = self.sock_end(chan).stack;
+        let st = self.stack().clone();
+        let q = stack.rxq();
+        let eth_aic = (stack.kind == SockKind::Eth).then_some(stack.aic);
+        let (ready, irq) = self.rx_ready(q, ctx.now(), packets, eth_aic);
+        let core = self.irq_core();
+        let lro_max = st.offload_max_bytes;
+        let lro = stack.lro_on(self.prof.eth.as_ref());
+        let done = self.on_cpu(core, ready, |n, start| {
+            let mut t = start + irq + packets * ns(g.rx_ns);
+            // Piggybacked or pure acknowledgement.
+            let ack = meta.msg_id;
+            match meta.ulp {
+                UlpKind::Ack { packets: acks } => {
+                    t += acks as u64 * ns(st.tcp_ack_rx_ns);
+                    t += (acks as u64).saturating_sub(1) * ns(g.rx_ns);
+                    t = n.tcp_acked(chan, ack, t, ctx);
+                }
+                UlpKind::Segment { bytes: seg } => {
+                    // A datagram train carries its share of the request's stream bytes.
+                    let bytes = if stack.service() == Service::Ud { bytes - packets * g.hdr } else { seg };
+                    if ack > n.sock_end(chan).snd_una {
+                        t = n.tcp_acked(chan, ack, t, ctx);
+                    }
+                    if lro {
+                        let end = n.sock_end(chan);
+                        let agg = end.lro.get_or_insert((0, 0, meta));
+                        agg.0 += bytes;
+                        agg.1 += packets;
+                        agg.2 = meta;
+                        if agg.0 >= lro_max {
+                            t = n.tcp_lro_flush(chan, t, ctx);
+                        } else if !n.sock.queues[q].lro_chans.contains(&chan) {
+                            n.sock.queues[q].lro_chans.push(chan);
+                        }
+                    } else {
+                        t += packets * ns(st.tcp_rx_ns);
+                        t = n.tcp_data(chan, bytes, packets, meta, t, ctx);
+                    }
+                }
+                _ => {}
+            }
+            t
+        });
+        self.rx_polled(q, done);
+        if !self.sock.queues[q].lro_chans.is_empty() {
+            let seq = self.sock.queues[q].seq;
+            ctx.send_at(ctx.me(), done, Ev::SockPollEnd { queue: q as u8, seq });
+        }
+    }
+
+    /// The poll loop of queue `q` may have found it empty: flush LRO aggregates if nothing
+    /// arrived since the poll that scheduled this check.
+    pub(crate) fn sock_poll_end(&mut self, q: usize, seq: u64, ctx: &mut Ctx<'_, Ev>) {
+        if self.sock.queues[q].seq != seq {
+            return;
+        }
+        let chans = std::mem::take(&mut self.sock.queues[q].lro_chans);
+        let core = self.irq_core();
+        let done = self.on_cpu(core, ctx.now(), |n, mut t| {
+            for chan in chans {
+                t = n.tcp_lro_flush(chan, t, ctx);
+            }
+            t
+        });
+        self.rx_polled(q, done);
+    }
+
+    /// Hands `chan`'s LRO aggregate to TCP as one segment.
+    fn tcp_lro_flush(&mut self, chan: u32, t: Time, ctx: &mut Ctx<'_, Ev>) -> Time {
+        let Some((bytes, _pkts, meta)) = self.sock_end(chan).lro.take() else {
+            return t;
+        };
+        let t = t + ns(self.stack().tcp_rx_ns);
+        self.tcp_data(chan, bytes, 1, meta, t, ctx)
+    }
+
+    /// TCP input of `bytes` in `segs` segments: acknowledge, then hand the data to the
+    /// application. Runs on the interrupt core at `t`; returns when it is done there.
+    fn tcp_data(&mut self, chan: u32, bytes: u64, segs: u64, meta: MsgMeta, t: Time, ctx: &mut Ctx<'_, Ev>) -> Time {
+        let (every, delack_us) = (self.stack().ack_every_packets, self.stack().delack_us);
+        let end = self.sock_end(chan);
+        end.rcv += bytes;
+        end.rx_msg = (meta.tag, meta.bytes);
+        end.unacked_segs += segs;
+        end.unacked_bytes += bytes;
+        let mut t = t;
+        let mss = self.tcp_geometry(chan).mss;
+        let end = self.sock_end(chan);
+        end.rx_pushed = bytes % mss != 0;
+        // Linux acknowledges at once when more than one full segment is unacknowledged
+        // (every second segment), otherwise it delays the ACK.
+        if end.unacked_bytes > (every - 1) * mss {
+            let n = (end.unacked_segs / every).max(1);
+            t = self.tcp_send_ack(chan, n, t, ctx);
+        } else {
+            let seq = end.delack_seq;
+            ctx.send_at(ctx.me(), t + (delack_us * 1e6) as Time, Ev::SockTimer { chan, seq });
+        }
+        self.sock_deliver(chan, t, true, ctx);
+        t
+    }
+
+    /// The delayed-ACK timer of `chan` fired.
+    pub(crate) fn tcp_delack(&mut self, chan: u32, seq: u64, ctx: &mut Ctx<'_, Ev>) {
+        let end = self.sock_end(chan);
+        if end.delack_seq != seq || end.unacked_segs == 0 {
+            return;
+        }
+        let segs = end.unacked_segs;
+        let core = self.irq_core();
+        self.on_cpu(core, ctx.now(), |n, t| n.tcp_send_ack(chan, segs, t, ctx));
+    }
+
+    /// The peer acknowledged the stream up to `ack`: slide the window and push more.
+    fn tcp_acked(&mut self, chan: u32, ack: u64, t: Time, ctx: &mut Ctx<'_, Ev>) -> Time {
+        let end = self.sock_end(chan);
+        if ack <= end.snd_una {
+            return t;
+        }
+        end.snd_una = ack;
+        self.tcp_push(chan, t, ctx)
+    }
+}
