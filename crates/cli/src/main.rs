@@ -1,6 +1,7 @@
 //! `interlab`: argument parsing and wiring only; the work lives in the library crates.
 
 mod commands;
+mod datacenter_cmd;
 mod live_cmd;
 
 use clap::{Parser, Subcommand};
@@ -55,6 +56,11 @@ enum Cmd {
     Serve(live_cmd::ServeArgs),
     /// Measure a pattern live over TCP, UDP or Unix sockets against `interlab serve` daemon(s).
     Live(Box<live_cmd::LiveArgs>),
+    /// Three-tier TPC-W bookstore (web, app, db processes), browser emulator, traces.
+    Datacenter {
+        #[command(subcommand)]
+        cmd: datacenter_cmd::DcCmd,
+    },
     /// List the built-in profiles, or print one.
     Profiles {
         /// Profile id to print.
@@ -101,6 +107,7 @@ fn main() -> ExitCode {
         Cmd::Bench { what: BenchWhat::Model { bytes } } => commands::bench_model(bytes),
         Cmd::Serve(a) => live_cmd::serve(a),
         Cmd::Live(a) => live_cmd::live(*a),
+        Cmd::Datacenter { cmd } => datacenter_cmd::run(cmd),
         Cmd::Profiles { id } => commands::profiles(id.as_deref()),
     };
     match r {

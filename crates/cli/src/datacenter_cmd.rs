@@ -1,0 +1,320 @@
+//! `interlab datacenter serve|drive|populate|trace`: argument parsing and wiring to the
+//! three-tier TPC-W bookstore and its browser emulator (crates/datacenter).
+
+use clap::{Args, Subcommand};
+use interlab_datacenter::db::DbSpec;
+use interlab_datacenter::dbtier::{ensure_populated, PopulateRequest};
+use interlab_datacenter::http::Url;
+use interlab_datacenter::rbe::{self, parse_duration, DriveConfig};
+use interlab_datacenter::serve::{self, ChildCommand, Inner, ServeOptions, TierSel};
+use interlab_datacenter::tpcw::{Mix, Scale};
+use interlab_datacenter::trace::{Kind, Tier, Trace, TraceWriter};
+use interlab_datacenter::wire::Addr;
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Subcommand)]
+pub enum DcCmd {
+    /// Run the bookstore: one tier (web, app or db) or all three as child processes.
+    Serve(ServeArgs),
+    /// Emulate TPC-W browsers against a bookstore; report WIPS and response-time percentiles.
+    Drive(DriveArgs),
+    /// Create and fill the database by the TPC-W scaling rules (serve does it on first start).
+    Populate(PopulateArgs),
+    /// Read a trace file (JSON Lines), check every record and summarise it per tier.
+    Trace {
+        /// The trace file written by `serve --trace` or `drive --trace`.
+        file: PathBuf,
+    },
+}
+
+#[derive(Args, Clone)]
+pub struct DbArgs {
+    /// SQLite database file (created and populated on first start).
+    #[arg(long, value_name = "FILE")]
+    db: Option<PathBuf>,
+    /// Database URL instead: postgres://USER[:PASS]@HOST:PORT/DB, or sqlite:FILE.
+    #[arg(long, value_name = "URL")]
+    db_url: Option<String>,
+    /// Items (TPC-W NUM_ITEMS: 1000, 10000, 100000, ...) when populating [default: 10000].
+    #[arg(long)]
+    items: Option<u64>,
+    /// Emulated browsers the database is scaled for (customers = 2880 x this) [default: 10].
+    #[arg(long)]
+    ebs: Option<u64>,
+    /// Seed of the deterministic population.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+}
+
+impl DbArgs {
+    fn spec(&self) -> Result<DbSpec, String> {
+        DbSpec::from_options(self.db.clone(), self.db_url.as_deref())
+    }
+    fn populate(&self, force: bool) -> Result<PopulateRequest, String> {
+        let scale = Scale::new(self.items.unwrap_or(10_000), self.ebs.unwrap_or(10))?;
+        Ok(PopulateRequest { scale, seed: self.seed, explicit: self.items.is_some() || self.ebs.is_some(), force })
+    }
+}
+
+#[derive(Args)]
+pub struct ServeArgs {
+    /// web | app | db | all (all: the three tiers as separate child processes).
+    #[arg(long, default_value = "all")]
+    tier: String,
+    /// Where this tier listens: HOST:PORT, or unix:PATH for app and db
+    /// [defaults: web/all 127.0.0.1:8080, app 127.0.0.1:7481, db 127.0.0.1:7482; port 0 = any free port].
+    #[arg(long, value_name = "ADDR")]
+    listen: Option<String>,
+    /// Web tier: the application tier's address.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:7481")]
+    app_tier: String,
+    /// Application tier: the database tier's address.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:7482")]
+    db_tier: String,
+    #[command(flatten)]
+    db: DbArgs,
+    /// Write a trace record (JSON Lines) for every HTTP request the web tier serves.
+    #[arg(long, value_name = "FILE")]
+    trace: Option<PathBuf>,
+    /// Web tier: connections to the application tier, at most.
+    #[arg(long, default_value_t = 64)]
+    app_connections: usize,
+    /// Application tier: connections to the database tier, at most.
+    #[arg(long, default_value_t = 16)]
+    db_connections: usize,
+    /// Connections this tier serves at once (web: browser connections).
+    #[arg(long, default_value_t = 2048)]
+    max_connections: usize,
+    /// --tier all: join the tiers by tcp (loopback) or unix sockets.
+    #[arg(long, default_value = "tcp")]
+    inner: String,
+    /// Database tier: honour buy_confirm's fault argument (atomicity tests).
+    #[arg(long, hide = true)]
+    allow_fault_injection: bool,
+    /// Less logging.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+#[derive(Args)]
+pub struct DriveArgs {
+    /// The bookstore: http://HOST:PORT/ (its web tier).
+    #[arg(long, default_value = "http://127.0.0.1:8080/")]
+    url: String,
+    /// Emulated browsers.
+    #[arg(long, default_value_t = 10)]
+    browsers: u32,
+    /// Measurement interval (e.g. 60s, 2m).
+    #[arg(long, default_value = "60s")]
+    duration: String,
+    /// Ramp-up before the measurement [default: 3 think-time means, 1 to 20 s].
+    #[arg(long)]
+    ramp_up: Option<String>,
+    /// Ramp-down after it [default: 1 think-time mean, 0.1 to 5 s].
+    #[arg(long)]
+    ramp_down: Option<String>,
+    /// browsing | shopping | ordering.
+    #[arg(long, default_value = "shopping")]
+    mix: String,
+    /// Think-time mean = 7 s x this (1 = the spec; small values for tests).
+    #[arg(long, default_value_t = 1.0)]
+    think_scale: f64,
+    /// User-session-minimum-duration mean = 15 min x this.
+    #[arg(long, default_value_t = 1.0)]
+    session_scale: f64,
+    /// Seed of the browsers' random choices.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Timeout of each request (connect, send, receive).
+    #[arg(long, default_value = "30s")]
+    timeout: String,
+    /// Parallel image connections per browser.
+    #[arg(long, default_value_t = 4)]
+    image_connections: usize,
+    /// Write the report as JSON to this file.
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+    /// Write a trace record (JSON Lines) per interaction, with every tier's share.
+    #[arg(long, value_name = "FILE")]
+    trace: Option<PathBuf>,
+    /// No progress line.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+#[derive(Args)]
+pub struct PopulateArgs {
+    #[command(flatten)]
+    db: DbArgs,
+    /// Rebuild even if the database is already populated.
+    #[arg(long)]
+    force: bool,
+}
+
+pub fn run(cmd: DcCmd) -> Result<ExitCode, String> {
+    match cmd {
+        DcCmd::Serve(a) => serve_cmd(a),
+        DcCmd::Drive(a) => drive_cmd(a),
+        DcCmd::Populate(a) => {
+            let spec = a.db.spec()?;
+            let m = ensure_populated(&spec, a.db.populate(a.force)?, false)?;
+            println!("populated: {} items, {} customers (scaled for {} browsers), seed {}", m.items, m.customers, m.ebs, m.seed);
+            Ok(ExitCode::SUCCESS)
+        }
+        DcCmd::Trace { file } => trace_cmd(&file),
+    }
+}
+
+fn serve_cmd(a: ServeArgs) -> Result<ExitCode, String> {
+    let tier = TierSel::parse(&a.tier)?;
+    let listen = Addr::parse(a.listen.as_deref().unwrap_or(tier.default_listen())).map_err(|e| format!("--listen: {e}"))?;
+    let inner = match a.inner.as_str() {
+        "tcp" => Inner::Tcp,
+        "unix" => Inner::Unix,
+        o => return Err(format!("--inner '{o}': expected tcp or unix")),
+    };
+    if a.app_connections == 0 || a.db_connections == 0 || a.max_connections == 0 {
+        return Err("--app-connections, --db-connections and --max-connections must be at least 1".into());
+    }
+    let opts = ServeOptions {
+        tier,
+        listen,
+        app_tier: Addr::parse(&a.app_tier).map_err(|e| format!("--app-tier: {e}"))?,
+        db_tier: Addr::parse(&a.db_tier).map_err(|e| format!("--db-tier: {e}"))?,
+        db: a.db.spec()?,
+        populate: a.db.populate(false)?,
+        trace: a.trace,
+        app_connections: a.app_connections,
+        db_connections: a.db_connections,
+        max_connections: a.max_connections,
+        inner,
+        allow_faults: a.allow_fault_injection,
+        quiet: a.quiet,
+    };
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find this program's path to start the tiers: {e}"))?;
+    let child = ChildCommand { exe, prefix: vec!["datacenter".into(), "serve".into()] };
+    serve::run(&opts, &child)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn drive_cmd(a: DriveArgs) -> Result<ExitCode, String> {
+    let url = Url::parse(&a.url).map_err(|e| format!("--url: {e}"))?;
+    let mix = Mix::parse(&a.mix).map_err(|e| format!("--mix: {e}"))?;
+    let duration = parse_duration(&a.duration).map_err(|e| format!("--duration: {e}"))?;
+    if !(a.think_scale.is_finite() && a.think_scale >= 0.0) {
+        return Err(format!("--think-scale {}: expected a number >= 0", a.think_scale));
+    }
+    if !(a.session_scale.is_finite() && a.session_scale > 0.0) {
+        return Err(format!("--session-scale {}: expected a number > 0", a.session_scale));
+    }
+    if a.browsers == 0 || a.browsers > 100_000 {
+        return Err(format!("--browsers {}: expected 1 to 100000", a.browsers));
+    }
+    if a.image_connections == 0 || a.image_connections > 16 {
+        return Err(format!("--image-connections {}: expected 1 to 16", a.image_connections));
+    }
+    let ramp_up = match &a.ramp_up {
+        Some(s) => parse_duration(s).map_err(|e| format!("--ramp-up: {e}"))?,
+        None => DriveConfig::default_ramp_up(a.think_scale),
+    };
+    let ramp_down = match &a.ramp_down {
+        Some(s) => parse_duration(s).map_err(|e| format!("--ramp-down: {e}"))?,
+        None => DriveConfig::default_ramp_down(a.think_scale),
+    };
+    let timeout = parse_duration(&a.timeout).map_err(|e| format!("--timeout: {e}"))?;
+    if timeout.is_zero() {
+        return Err("--timeout must be more than 0".into());
+    }
+    // Fail on unwritable outputs before the run, not after it.
+    if let Some(p) = &a.json {
+        std::fs::File::create(p).map_err(|e| format!("cannot create --json file {}: {e}", p.display()))?;
+    }
+    let trace = match &a.trace {
+        Some(p) => Some(TraceWriter::create(p)?),
+        None => None,
+    };
+    let cfg = DriveConfig {
+        url,
+        browsers: a.browsers,
+        mix,
+        ramp_up,
+        duration,
+        ramp_down,
+        think_scale: a.think_scale,
+        session_scale: a.session_scale,
+        seed: a.seed,
+        timeout,
+        image_connections: a.image_connections,
+        items: None,
+        customers: None,
+        trace,
+    };
+    serve::install_stop_handlers();
+    let tty = std::io::stderr().is_terminal();
+    let quiet = a.quiet;
+    let mut last_line = std::time::Instant::now();
+    let mut progress = |p: &rbe::Progress| {
+        if quiet {
+            return;
+        }
+        let line = format!(
+            "[{:>5.0}s/{:.0}s {:<9}] {} browsers  {} interactions  {:.2}/s (last 10 s)  errors {}",
+            p.elapsed.as_secs_f64(),
+            p.total.as_secs_f64(),
+            p.phase,
+            p.active,
+            p.done,
+            p.rate,
+            p.errors
+        );
+        if tty {
+            eprint!("\r{line}\x1b[K");
+        } else if last_line.elapsed().as_secs() >= 10 {
+            eprintln!("{line}");
+            last_line = std::time::Instant::now();
+        }
+    };
+    let report = rbe::drive(&cfg, &mut progress, &serve::stop_requested);
+    if tty && !quiet {
+        eprintln!();
+    }
+    let report = report?;
+    print!("{}", rbe::report_table(&report));
+    let _ = std::io::stdout().flush();
+    if let Some(p) = &a.json {
+        let text = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
+        std::fs::write(p, text + "\n").map_err(|e| format!("cannot write --json file {}: {e}", p.display()))?;
+    }
+    if report.errors.total > 0 {
+        eprintln!("interlab datacenter drive: {} errors (see above)", report.errors.total);
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn trace_cmd(file: &std::path::Path) -> Result<ExitCode, String> {
+    let t = Trace::read(file).map_err(|e| e.to_string())?;
+    let pages = t.records.iter().filter(|r| r.kind == Kind::Page).count();
+    let errors = t.records.iter().filter(|r| r.error.is_some()).count();
+    println!("{}: {} records ({} pages, {} images, {} with errors), schema version 1", file.display(), t.records.len(), pages, t.records.len() - pages, errors);
+    println!("{:<8} {:>10} {:>14} {:>12} {:>14} {:>12} {:>14}", "tier", "requests", "cpu ms", "msgs down", "bytes down", "msgs up", "bytes up");
+    for tier in [Tier::Browser, Tier::Web, Tier::App, Tier::Db] {
+        let shares: Vec<_> = t.records.iter().filter_map(|r| r.tier(tier)).collect();
+        if shares.is_empty() {
+            continue;
+        }
+        println!(
+            "{:<8} {:>10} {:>14.1} {:>12} {:>14} {:>12} {:>14}",
+            format!("{tier:?}").to_lowercase(),
+            shares.iter().map(|s| s.requests as u64).sum::<u64>(),
+            shares.iter().map(|s| s.cpu_ns).sum::<u64>() as f64 / 1e6,
+            shares.iter().map(|s| s.to_next.messages as u64).sum::<u64>(),
+            shares.iter().map(|s| s.to_next.bytes).sum::<u64>(),
+            shares.iter().map(|s| s.from_next.messages as u64).sum::<u64>(),
+            shares.iter().map(|s| s.from_next.bytes).sum::<u64>(),
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,554 @@
+//! A small HTTP/1.1 implementation over std sockets, enough for the bookstore and its
+//! browser emulator: persistent connections, Content-Length bodies (requests and
+//! responses), GET/POST with URL-encoded forms. Anything else gets a clear 4xx/5xx or
+//! error, never a panic.
+
+use crate::wire::{Addr, Conn};
+use std::io::{self, Read, Write};
+use std::time::Duration;
+
+/// Largest request or response head, bytes.
+pub const MAX_HEAD_BYTES: usize = 16 * 1024;
+/// Largest request body the server accepts, bytes.
+pub const MAX_REQUEST_BODY: usize = 1 << 20;
+/// Largest response body the client accepts, bytes.
+pub const MAX_RESPONSE_BODY: usize = 64 << 20;
+
+/// Why a message could not be read.
+#[derive(Debug)]
+pub enum HttpError {
+    /// Closed cleanly before the first byte of a message.
+    Closed,
+    Timeout,
+    Io(io::Error),
+    /// Malformed message: status to answer with (server side) and why.
+    Bad(u16, String),
+}
+
+impl std::fmt::Display for HttpError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            HttpError::Closed => f.write_str("connection closed by peer"),
+            HttpError::Timeout => f.write_str("timed out"),
+            HttpError::Io(e) => write!(f, "{e}"),
+            HttpError::Bad(s, m) => write!(f, "bad HTTP message ({s}): {m}"),
+        }
+    }
+}
+
+fn io_err(e: io::Error) -> HttpError {
+    match e.kind() {
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => HttpError::Timeout,
+        _ => HttpError::Io(e),
+    }
+}
+
+/// A connection with a read buffer.
+pub struct HttpStream {
+    pub conn: Conn,
+    buf: Vec<u8>,
+    pos: usize,
+}
+
+impl HttpStream {
+    pub fn new(conn: Conn) -> HttpStream {
+        HttpStream { conn, buf: Vec::with_capacity(8192), pos: 0 }
+    }
+
+    fn fill(&mut self) -> Result<usize, HttpError> {
+        if self.pos > 0 && self.pos == self.buf.len() {
+            self.buf.clear();
+            self.pos = 0;
+        }
+        let mut tmp = [0u8; 16384];
+        loop {
+            match self.conn.read(&mut tmp) {
+                Ok(n) => {
+                    self.buf.extend_from_slice(&tmp[..n]);
+                    return Ok(n);
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(io_err(e)),
+            }
+        }
+    }
+
+    /// Reads up to and including the blank line ending a head.
+    pub fn read_head(&mut self) -> Result<Vec<u8>, HttpError> {
+        loop {
+            let avail = &self.buf[self.pos..];
+            if let Some(i) = find(avail, b"\r\n\r\n") {
+                let head = avail[..i + 4].to_vec();
+                self.pos += i + 4;
+                return Ok(head);
+            }
+            if avail.len() > MAX_HEAD_BYTES {
+                return Err(HttpError::Bad(431, format!("head longer than {MAX_HEAD_BYTES} bytes")));
+            }
+            let had = avail.len();
+            if self.fill()? == 0 {
+                return Err(if had == 0 { HttpError::Closed } else { HttpError::Io(io::Error::new(io::ErrorKind::UnexpectedEof, "connection closed inside a head")) });
+            }
+        }
+    }
+
+    /// Reads exactly `n` body bytes.
+    pub fn read_body(&mut self, n: usize) -> Result<Vec<u8>, HttpError> {
+        while self.buf.len() - self.pos < n {
+            if self.fill()? == 0 {
+                return Err(HttpError::Io(io::Error::new(io::ErrorKind::UnexpectedEof, "connection closed inside a body")));
+            }
+        }
+        let b = self.buf[self.pos..self.pos + n].to_vec();
+        self.pos += n;
+        Ok(b)
+    }
+
+    /// Reads until the peer closes (responses without a length).
+    pub fn read_to_close(&mut self, limit: usize) -> Result<Vec<u8>, HttpError> {
+        while self.fill()? > 0 {
+            if self.buf.len() - self.pos > limit {
+                return Err(HttpError::Bad(502, "response body too large".into()));
+            }
+        }
+        let b = self.buf[self.pos..].to_vec();
+        self.pos = self.buf.len();
+        Ok(b)
+    }
+}
+
+fn find(h: &[u8], n: &[u8]) -> Option<usize> {
+    h.windows(n.len()).position(|w| w == n)
+}
+
+fn parse_headers(lines: &mut std::str::Split<'_, &str>) -> Result<Vec<(String, String)>, HttpError> {
+    let mut headers = Vec::new();
+    for line in lines {
+        if line.is_empty() {
+            continue;
+        }
+        let (k, v) = line.split_once(':').ok_or_else(|| HttpError::Bad(400, format!("header line without ':': {line:.60}")))?;
+        headers.push((k.trim().to_ascii_lowercase(), v.trim().to_string()));
+    }
+    Ok(headers)
+}
+
+fn header<'a>(h: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    h.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+}
+
+/// A request as the server read it.
+#[derive(Debug, Clone)]
+pub struct Request {
+    pub method: String,
+    /// Path without the query string, percent-decoded.
+    pub path: String,
+    /// Raw query string (after '?'), may be empty.
+    pub query: String,
+    /// HTTP/1.1 (true) or 1.0.
+    pub http11: bool,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+    /// Head + body bytes on the wire.
+    pub bytes: usize,
+}
+
+impl Request {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        header(&self.headers, name)
+    }
+
+    /// Whether the connection stays open after the response.
+    pub fn keep_alive(&self) -> bool {
+        let c = self.header("connection").map(|v| v.to_ascii_lowercase());
+        match c.as_deref() {
+            Some(v) if v.contains("close") => false,
+            Some(v) if v.contains("keep-alive") => true,
+            _ => self.http11,
+        }
+    }
+
+    /// Query parameters, then URL-encoded form fields of the body.
+    pub fn params(&self) -> Vec<(String, String)> {
+        let mut p = parse_query(&self.query);
+        let form = self.header("content-type").map(|c| c.starts_with("application/x-www-form-urlencoded")).unwrap_or(false);
+        if form || (self.method == "POST" && self.header("content-type").is_none()) {
+            p.extend(parse_query(&String::from_utf8_lossy(&self.body)));
+        }
+        p
+    }
+}
+
+/// Reads one request (server side).
+pub fn read_request(s: &mut HttpStream) -> Result<Request, HttpError> {
+    let head = s.read_head()?;
+    let text = std::str::from_utf8(&head).map_err(|_| HttpError::Bad(400, "head is not UTF-8".into()))?;
+    let mut lines = text.split("\r\n");
+    let first = lines.next().unwrap_or("");
+    let mut parts = first.split(' ');
+    let (method, target, version) = match (parts.next(), parts.next(), parts.next(), parts.next()) {
+        (Some(m), Some(t), Some(v), None) if !m.is_empty() && !t.is_empty() => (m, t, v),
+        _ => return Err(HttpError::Bad(400, format!("bad request line: {first:.80}"))),
+    };
+    let http11 = match version {
+        "HTTP/1.1" => true,
+        "HTTP/1.0" => false,
+        v => return Err(HttpError::Bad(505, format!("unsupported version {v:.20}"))),
+    };
+    let headers = parse_headers(&mut lines)?;
+    if header(&headers, "transfer-encoding").is_some() {
+        return Err(HttpError::Bad(411, "chunked request bodies are not supported; send Content-Length".into()));
+    }
+    let len = match header(&headers, "content-length") {
+        None => 0,
+        Some(v) => v.parse::<usize>().map_err(|_| HttpError::Bad(400, format!("bad Content-Length {v:.20}")))?,
+    };
+    if len > MAX_REQUEST_BODY {
+        return Err(HttpError::Bad(413, format!("body of {len} bytes over the {MAX_REQUEST_BODY}-byte limit")));
+    }
+    let body = s.read_body(len)?;
+    let (raw_path, query) = target.split_once('?').unwrap_or((target, ""));
+    let path = percent_decode(raw_path);
+    Ok(Request { method: method.to_string(), path, query: query.to_string(), http11, headers, body, bytes: head.len() + len })
+}
+
+/// Standard reason phrases.
+pub fn reason(status: u16) -> &'static str {
+    match status {
+        200 => "OK",
+        400 => "Bad Request",
+        403 => "Forbidden",
+        404 => "Not Found",
+        405 => "Method Not Allowed",
+        408 => "Request Timeout",
+        411 => "Length Required",
+        413 => "Payload Too Large",
+        431 => "Request Header Fields Too Large",
+        500 => "Internal Server Error",
+        502 => "Bad Gateway",
+        503 => "Service Unavailable",
+        505 => "HTTP Version Not Supported",
+        _ => "Status",
+    }
+}
+
+/// Writes a response in one write; returns bytes put on the wire.
+pub fn write_response<W: Write>(w: &mut W, status: u16, content_type: &str, extra: &[(&str, String)], body: &[u8], keep_alive: bool) -> io::Result<usize> {
+    let mut head = format!(
+        "HTTP/1.1 {status} {}\r\nServer: interlab-datacenter\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: {}\r\n",
+        reason(status),
+        body.len(),
+        if keep_alive { "keep-alive" } else { "close" }
+    );
+    for (k, v) in extra {
+        head.push_str(k);
+        head.push_str(": ");
+        head.push_str(v);
+        head.push_str("\r\n");
+    }
+    head.push_str("\r\n");
+    let mut buf = Vec::with_capacity(head.len() + body.len());
+    buf.extend_from_slice(head.as_bytes());
+    buf.extend_from_slice(body);
+    w.write_all(&buf)?;
+    w.flush()?;
+    Ok(buf.len())
+}
+
+/// A response as the client read it.
+#[derive(Debug, Clone)]
+pub struct Response {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+    /// Head + body bytes on the wire.
+    pub bytes: usize,
+    /// The server will close the connection.
+    pub close: bool,
+}
+
+impl Response {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        header(&self.headers, name)
+    }
+}
+
+/// Reads one response (client side).
+pub fn read_response(s: &mut HttpStream) -> Result<Response, HttpError> {
+    let head = s.read_head()?;
+    let text = std::str::from_utf8(&head).map_err(|_| HttpError::Bad(502, "response head is not UTF-8".into()))?;
+    let mut lines = text.split("\r\n");
+    let first = lines.next().unwrap_or("");
+    let mut parts = first.splitn(3, ' ');
+    let (ver, code) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
+    if !ver.starts_with("HTTP/1.") {
+        return Err(HttpError::Bad(502, format!("not an HTTP/1.x response: {first:.60}")));
+    }
+    let status = code.parse::<u16>().map_err(|_| HttpError::Bad(502, format!("bad status line: {first:.60}")))?;
+    let headers = parse_headers(&mut lines)?;
+    let close = header(&headers, "connection").map(|v| v.eq_ignore_ascii_case("close")).unwrap_or(ver == "HTTP/1.0");
+    if header(&headers, "transfer-encoding").map(|v| !v.eq_ignore_ascii_case("identity")).unwrap_or(false) {
+        return Err(HttpError::Bad(502, "chunked responses are not supported by this client".into()));
+    }
+    let body = match header(&headers, "content-length") {
+        Some(v) => {
+            let n = v.parse::<usize>().map_err(|_| HttpError::Bad(502, format!("bad Content-Length {v:.20}")))?;
+            if n > MAX_RESPONSE_BODY {
+                return Err(HttpError::Bad(502, format!("response body of {n} bytes over the limit")));
+            }
+            s.read_body(n)?
+        }
+        None if status == 204 || status == 304 => Vec::new(),
+        None => s.read_to_close(MAX_RESPONSE_BODY)?,
+    };
+    let bytes = head.len() + body.len();
+    Ok(Response { status, headers, body, bytes, close })
+}
+
+/// A parsed `http://HOST:PORT/...` URL.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Url {
+    /// `HOST:PORT` to connect to.
+    pub authority: String,
+    /// Path and query, starting with '/'.
+    pub target: String,
+}
+
+impl Url {
+    /// Parses an http URL (no https, no user info).
+    pub fn parse(s: &str) -> Result<Url, String> {
+        let rest = match s.split_once("://") {
+            Some(("http", r)) => r,
+            Some((scheme, _)) => return Err(format!("URL '{s}': only http:// is supported, not {scheme}://")),
+            None => return Err(format!("URL '{s}': expected http://HOST:PORT/")),
+        };
+        let (auth, path) = match rest.find('/') {
+            Some(i) => (&rest[..i], &rest[i..]),
+            None => (rest, "/"),
+        };
+        if auth.is_empty() {
+            return Err(format!("URL '{s}': missing host"));
+        }
+        if auth.contains('@') {
+            return Err(format!("URL '{s}': user info is not supported"));
+        }
+        let authority = if auth.starts_with('[') {
+            match auth.rfind("]:") {
+                Some(_) => auth.to_string(),
+                None => format!("{auth}:80"),
+            }
+        } else {
+            match auth.rsplit_once(':') {
+                Some((h, p)) => {
+                    if h.is_empty() {
+                        return Err(format!("URL '{s}': missing host"));
+                    }
+                    p.parse::<u16>().map_err(|_| format!("URL '{s}': port '{p}' is not a number from 1 to 65535"))?;
+                    auth.to_string()
+                }
+                None => format!("{auth}:80"),
+            }
+        };
+        Ok(Url { authority, target: path.to_string() })
+    }
+}
+
+/// A keep-alive client connection to one server.
+pub struct Client {
+    authority: String,
+    addr: Addr,
+    timeout: Duration,
+    stream: Option<HttpStream>,
+    /// Connections opened so far.
+    pub connects: u32,
+}
+
+impl Client {
+    pub fn new(authority: &str, timeout: Duration) -> Client {
+        Client { authority: authority.to_string(), addr: Addr::Tcp(authority.to_string()), timeout, stream: None, connects: 0 }
+    }
+
+    /// Drops the connection (a new session opens new connections).
+    pub fn close(&mut self) {
+        if let Some(s) = self.stream.take() {
+            s.conn.shutdown();
+        }
+    }
+
+    fn connect(&mut self) -> Result<(), HttpError> {
+        let c = Conn::connect(&self.addr, self.timeout).map_err(|e| match e.kind() {
+            io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock => HttpError::Timeout,
+            _ => HttpError::Io(io::Error::new(e.kind(), format!("connect to {}: {e}", self.authority))),
+        })?;
+        c.set_timeouts(Some(self.timeout), Some(self.timeout)).map_err(HttpError::Io)?;
+        self.stream = Some(HttpStream::new(c));
+        self.connects += 1;
+        Ok(())
+    }
+
+    /// Sends a request and reads the response. A GET on a kept-alive connection that the
+    /// server had closed is retried once on a new connection. Returns the response and the
+    /// request's bytes on the wire.
+    pub fn request(&mut self, method: &str, target: &str, headers: &[(&str, String)], body: &[u8]) -> Result<(Response, usize), HttpError> {
+        let mut head = format!("{method} {target} HTTP/1.1\r\nHost: {}\r\nUser-Agent: interlab-rbe/1\r\nAccept: */*\r\n", self.authority);
+        for (k, v) in headers {
+            head.push_str(&format!("{k}: {v}\r\n"));
+        }
+        if !body.is_empty() || method == "POST" {
+            head.push_str(&format!("Content-Type: application/x-www-form-urlencoded\r\nContent-Length: {}\r\n", body.len()));
+        }
+        head.push_str("\r\n");
+        let mut msg = head.into_bytes();
+        msg.extend_from_slice(body);
+        let reused = self.stream.is_some();
+        match self.try_once(&msg) {
+            Err(HttpError::Closed) | Err(HttpError::Io(_)) if reused && method == "GET" => {
+                self.close();
+                self.try_once(&msg)
+            }
+            r => r,
+        }
+        .map(|r| (r, msg.len()))
+    }
+
+    fn try_once(&mut self, msg: &[u8]) -> Result<Response, HttpError> {
+        if self.stream.is_none() {
+            self.connect()?;
+        }
+        let s = self.stream.as_mut().ok_or(HttpError::Closed)?;
+        let r = s.conn.write_all(msg).map_err(io_err).and_then(|_| read_response(s));
+        match r {
+            Ok(resp) => {
+                if resp.close {
+                    self.close();
+                }
+                Ok(resp)
+            }
+            Err(e) => {
+                self.close();
+                Err(e)
+            }
+        }
+    }
+}
+
+/// Decodes `%XX` and `+` (as space).
+pub fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'+' => out.push(b' '),
+            b'%' if i + 2 < b.len() => {
+                let hex = |c: u8| (c as char).to_digit(16);
+                match (hex(b[i + 1]), hex(b[i + 2])) {
+                    (Some(h), Some(l)) => {
+                        out.push((h * 16 + l) as u8);
+                        i += 2;
+                    }
+                    _ => out.push(b'%'),
+                }
+            }
+            c => out.push(c),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Encodes a query-string component.
+pub fn percent_encode(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for &c in s.as_bytes() {
+        match c {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => out.push(c as char),
+            b' ' => out.push('+'),
+            _ => out.push_str(&format!("%{c:02X}")),
+        }
+    }
+    out
+}
+
+/// Parses `a=1&b=x+y`.
+pub fn parse_query(q: &str) -> Vec<(String, String)> {
+    q.split('&')
+        .filter(|p| !p.is_empty())
+        .map(|p| match p.split_once('=') {
+            Some((k, v)) => (percent_decode(k), percent_decode(v)),
+            None => (percent_decode(p), String::new()),
+        })
+        .collect()
+}
+
+/// Builds `a=1&b=x+y`.
+pub fn build_query(p: &[(String, String)]) -> String {
+    p.iter().map(|(k, v)| format!("{}={}", percent_encode(k), percent_encode(v))).collect::<Vec<_>>().join("&")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::Listener;
+
+    #[test]
+    fn urls() {
+        assert_eq!(Url::parse("http://127.0.0.1:8080").unwrap(), Url { authority: "127.0.0.1:8080".into(), target: "/".into() });
+        assert_eq!(Url::parse("http://localhost/x?y=1").unwrap().authority, "localhost:80");
+        assert_eq!(Url::parse("http://[::1]:9/").unwrap().authority, "[::1]:9");
+        assert!(Url::parse("https://a:1/").unwrap_err().contains("only http://"));
+        assert!(Url::parse("127.0.0.1:80").unwrap_err().contains("expected http://"));
+        assert!(Url::parse("http://:80/").is_err());
+        assert!(Url::parse("http://h:99999/").unwrap_err().contains("port"));
+        assert!(Url::parse("http:///").is_err());
+    }
+
+    #[test]
+    fn query_coding() {
+        let p = vec![("a b".to_string(), "x&y=z".to_string()), ("c".into(), "é".into())];
+        assert_eq!(parse_query(&build_query(&p)), p);
+        assert_eq!(percent_decode("%zz%4"), "%zz%4");
+        assert_eq!(percent_decode("a%41+b"), "aA b");
+        assert_eq!(percent_decode("%"), "%");
+    }
+
+    #[test]
+    fn server_and_client_talk_keep_alive_and_reject_garbage() {
+        let l = Listener::bind(&Addr::Tcp("127.0.0.1:0".into())).unwrap();
+        let Addr::Tcp(at) = l.local_addr() else { panic!() };
+        let t = std::thread::spawn(move || {
+            for _ in 0..2 {
+                let c = l.accept().unwrap();
+                let mut s = HttpStream::new(c);
+                loop {
+                    match read_request(&mut s) {
+                        Ok(r) => {
+                            let body = format!("{} {} {:?}", r.method, r.path, r.params());
+                            write_response(&mut s.conn, 200, "text/plain", &[], body.as_bytes(), r.keep_alive()).unwrap();
+                        }
+                        Err(HttpError::Bad(code, m)) => {
+                            write_response(&mut s.conn, code, "text/plain", &[], m.as_bytes(), false).unwrap();
+                            break;
+                        }
+                        Err(_) => break,
+                    }
+                }
+            }
+        });
+        let mut c = Client::new(&at, Duration::from_secs(5));
+        let (r, n) = c.request("GET", "/a%20b?x=1", &[], b"").unwrap();
+        assert!(n > 20);
+        assert_eq!(String::from_utf8_lossy(&r.body), "GET /a b [(\"x\", \"1\")]");
+        let (r, _) = c.request("POST", "/p", &[], b"k=v+w").unwrap();
+        assert_eq!(String::from_utf8_lossy(&r.body), "POST /p [(\"k\", \"v w\")]");
+        assert_eq!(c.connects, 1);
+        c.close();
+        // Garbage on a second connection: a 400, not a panic.
+        let mut raw = std::net::TcpStream::connect(&at).unwrap();
+        raw.write_all(b"NONSENSE\r\n\r\n").unwrap();
+        let mut s = HttpStream::new(Conn::Tcp(raw));
+        let r = read_response(&mut s).unwrap();
+        assert_eq!(r.status, 400);
+        t.join().unwrap();
+    }
+}

@@ -1,0 +1,1011 @@
+//! The remote browser emulator: N emulated browsers (one thread each, closed loop) walk
+//! the chosen mix's CBMG through the bookstore's real pages (following the links and
+//! submitting the forms they find), wait negative-exponential think times, open a new
+//! session (new connections, new customer, empty cart) at the first transition to Home
+//! after the user session minimum duration, and fetch every embedded image over up to
+//! `image_connections` parallel connections. The run has ramp-up, measurement and
+//! ramp-down intervals; WIPS and the response-time percentiles count interactions whose
+//! last byte (T2) arrived inside the measurement interval.
+
+use crate::apptier::Info;
+use crate::cpu::thread_cpu_ns;
+use crate::htmlscan::{scan, Page};
+use crate::http::{build_query, parse_query, Client, HttpError, Response, Url};
+use crate::populate::{COUNTRIES, FIRST_NAMES, LAST_NAMES};
+use crate::tpcw::{
+    customer_uname, digsyl_word, nurand, nurand_a_customers, nurand_a_items, think_time, usmd, Interaction, Mix, CC_TYPES, SHIP_TYPES,
+    SUBJECTS, THINK_MEAN, USMD_MEAN,
+};
+use crate::trace::{now_us, Kind, Source, Tier, TierTrace, TraceRecord, TraceWriter, TRACE_VERSION};
+use interlab_kernel::Rng;
+use serde::{Deserialize, Serialize};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+/// Parses `60s`, `1.5s`, `500ms`, `2m`, `1h` or a bare number of seconds.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let t = s.trim();
+    let (num, mul) = if let Some(x) = t.strip_suffix("ms") {
+        (x, 0.001)
+    } else if let Some(x) = t.strip_suffix('s') {
+        (x, 1.0)
+    } else if let Some(x) = t.strip_suffix('m') {
+        (x, 60.0)
+    } else if let Some(x) = t.strip_suffix('h') {
+        (x, 3600.0)
+    } else {
+        (t, 1.0)
+    };
+    match num.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 && v * mul < 1e7 => Ok(Duration::from_secs_f64(v * mul)),
+        _ => Err(format!("duration '{s}': expected e.g. 60s, 500ms, 2m or a number of seconds")),
+    }
+}
+
+/// Driver settings.
+#[derive(Debug, Clone)]
+pub struct DriveConfig {
+    pub url: Url,
+    pub browsers: u32,
+    pub mix: Mix,
+    pub ramp_up: Duration,
+    /// The measurement interval.
+    pub duration: Duration,
+    pub ramp_down: Duration,
+    /// Think-time mean = 7 s x this.
+    pub think_scale: f64,
+    /// User-session-minimum-duration mean = 15 min x this.
+    pub session_scale: f64,
+    pub seed: u64,
+    /// Connect, read and write timeout of every request.
+    pub timeout: Duration,
+    /// Parallel image connections per browser (PHARM: 4).
+    pub image_connections: usize,
+    /// Override the database scale reported by the server.
+    pub items: Option<u64>,
+    pub customers: Option<u64>,
+    pub trace: Option<TraceWriter>,
+}
+
+impl DriveConfig {
+    /// Default ramp-up: about three think times (20 s at the spec's 7 s), at least 1 s.
+    pub fn default_ramp_up(think_scale: f64) -> Duration {
+        Duration::from_secs_f64((3.0 * THINK_MEAN.as_secs_f64() * think_scale).clamp(1.0, 20.0))
+    }
+    /// Default ramp-down: one think time, at most 5 s.
+    pub fn default_ramp_down(think_scale: f64) -> Duration {
+        Duration::from_secs_f64((THINK_MEAN.as_secs_f64() * think_scale).clamp(0.1, 5.0))
+    }
+    fn think_mean(&self) -> Duration {
+        THINK_MEAN.mul_f64(self.think_scale)
+    }
+}
+
+/// Error classes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    /// A status other than 200.
+    Http,
+    /// Truncated page, wrong page, missing link or form, an image that is not a PNG.
+    BadHtml,
+    Timeout,
+    /// Connection refused, reset or closed early.
+    Connection,
+}
+
+impl ErrorKind {
+    fn of(e: &HttpError) -> ErrorKind {
+        match e {
+            HttpError::Timeout => ErrorKind::Timeout,
+            HttpError::Bad(..) => ErrorKind::BadHtml,
+            _ => ErrorKind::Connection,
+        }
+    }
+}
+
+struct EbError {
+    kind: ErrorKind,
+    msg: String,
+    status: u16,
+}
+
+fn bad(msg: String) -> EbError {
+    EbError { kind: ErrorKind::BadHtml, msg, status: 200 }
+}
+
+struct Sample {
+    i: Interaction,
+    t2: Duration,
+    wirt: Duration,
+}
+
+struct ErrorRec {
+    kind: ErrorKind,
+    i: Interaction,
+    t: Duration,
+    msg: String,
+}
+
+#[derive(Default)]
+struct Collected {
+    samples: Vec<Sample>,
+    errors: Vec<ErrorRec>,
+    think_sum: Duration,
+    thinks: u64,
+    sessions: u64,
+    images: u64,
+    bytes: u64,
+}
+
+struct Shared {
+    start: Instant,
+    mi_start: Duration,
+    mi_end: Duration,
+    end: Duration,
+    stop: Mutex<bool>,
+    cv: Condvar,
+    done: AtomicU64,
+    errors: AtomicU64,
+    active: AtomicUsize,
+    data: Mutex<Collected>,
+}
+
+impl Shared {
+    fn stopped(&self) -> bool {
+        *self.stop.lock().unwrap_or_else(|p| p.into_inner())
+    }
+    /// Sleeps until `at` (since start); false when stopped first.
+    fn sleep_until(&self, at: Duration) -> bool {
+        let mut g = self.stop.lock().unwrap_or_else(|p| p.into_inner());
+        loop {
+            if *g {
+                return false;
+            }
+            let now = self.start.elapsed();
+            if now >= at {
+                return true;
+            }
+            g = self.cv.wait_timeout(g, at - now).map(|(g, _)| g).unwrap_or_else(|p| p.into_inner().0);
+        }
+    }
+    fn set_stop(&self) {
+        *self.stop.lock().unwrap_or_else(|p| p.into_inner()) = true;
+        self.cv.notify_all();
+    }
+    fn data(&self) -> std::sync::MutexGuard<'_, Collected> {
+        self.data.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// Per-interaction results over the measurement interval.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct InteractionStats {
+    pub interaction: Interaction,
+    pub name: String,
+    /// Completed in the measurement interval.
+    pub count: u64,
+    /// Share of all interactions in the interval, percent.
+    pub share_pct: f64,
+    /// The spec's share for the mix, percent.
+    pub spec_share_pct: f64,
+    pub mean_ms: Option<f64>,
+    pub p50_ms: Option<f64>,
+    pub p90_ms: Option<f64>,
+    pub p99_ms: Option<f64>,
+    pub max_ms: Option<f64>,
+    /// TPC-W 90th-percentile limit, seconds.
+    pub limit90_s: f64,
+    /// 90th percentile within the limit (null: no samples).
+    pub pass: Option<bool>,
+    /// Errors of this interaction over the whole run.
+    pub errors: u64,
+}
+
+/// Error counts over the whole run.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct ErrorCounts {
+    pub total: u64,
+    pub http: u64,
+    pub bad_html: u64,
+    pub timeout: u64,
+    pub connection: u64,
+    /// Of the total, those in the measurement interval.
+    pub in_measurement: u64,
+    /// The first few, as "t=12.3s HOME http: HTTP 502 ...".
+    pub samples: Vec<String>,
+}
+
+/// The result of a run (`--json`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct DriveReport {
+    pub v: u32,
+    pub url: String,
+    pub mix: Mix,
+    /// WIPS, WIPSb or WIPSo.
+    pub metric: String,
+    pub browsers: u32,
+    pub items: u64,
+    pub customers: u64,
+    /// Browsers the database was scaled for.
+    pub db_ebs: u64,
+    pub ramp_up_s: f64,
+    pub measurement_s: f64,
+    pub ramp_down_s: f64,
+    pub think_scale: f64,
+    /// Configured think-time mean, seconds.
+    pub think_mean_s: f64,
+    /// Measured mean of the think times drawn, seconds.
+    pub think_measured_s: f64,
+    /// Web interactions per second over the measurement interval.
+    pub wips: f64,
+    pub interactions: u64,
+    pub interactions_total: u64,
+    pub sessions: u64,
+    pub images: u64,
+    pub bytes_received: u64,
+    pub errors: ErrorCounts,
+    pub per_interaction: Vec<InteractionStats>,
+    /// Every interaction with samples met its 90th-percentile limit.
+    pub wirt_pass: bool,
+    /// Stopped early by a signal.
+    pub interrupted: bool,
+}
+
+/// A snapshot for the progress line.
+#[derive(Debug, Clone)]
+pub struct Progress {
+    pub elapsed: Duration,
+    pub total: Duration,
+    pub phase: &'static str,
+    pub done: u64,
+    pub errors: u64,
+    pub active: usize,
+    /// Interactions per second over the last 10 s.
+    pub rate: f64,
+}
+
+/// Percentile by nearest rank of sorted values.
+pub fn percentile(sorted: &[f64], p: f64) -> Option<f64> {
+    if sorted.is_empty() {
+        return None;
+    }
+    let k = ((p / 100.0) * sorted.len() as f64).ceil().max(1.0) as usize;
+    Some(sorted[k.min(sorted.len()) - 1])
+}
+
+/// Reads the bookstore's scale from `/tpcw/info`.
+pub fn fetch_info(url: &Url, timeout: Duration) -> Result<Info, String> {
+    let mut c = Client::new(&url.authority, timeout);
+    let shown = format!("http://{}/", url.authority);
+    let (r, _) = c.request("GET", "/tpcw/info", &[], b"").map_err(|e| format!("cannot reach the bookstore at {shown}: {e}"))?;
+    if r.status != 200 {
+        return Err(format!("{shown} does not look like an interlab bookstore: GET /tpcw/info returned HTTP {}", r.status));
+    }
+    serde_json::from_slice(&r.body).map_err(|e| format!("{shown}: /tpcw/info is not the bookstore's JSON: {e}"))
+}
+
+/// Runs the emulation; `progress` is called about once a second; `interrupted` is polled
+/// to end early (results so far are reported).
+pub fn drive(cfg: &DriveConfig, progress: &mut dyn FnMut(&Progress), interrupted: &dyn Fn() -> bool) -> Result<DriveReport, String> {
+    if cfg.browsers == 0 {
+        return Err("--browsers must be at least 1".into());
+    }
+    if !(cfg.think_scale.is_finite() && cfg.think_scale >= 0.0) || !(cfg.session_scale.is_finite() && cfg.session_scale > 0.0) {
+        return Err("--think-scale must be >= 0 and --session-scale > 0".into());
+    }
+    if cfg.duration.is_zero() {
+        return Err("--duration must be more than 0".into());
+    }
+    let info = fetch_info(&cfg.url, cfg.timeout)?;
+    let items = cfg.items.unwrap_or(info.items).max(5);
+    let customers = cfg.customers.unwrap_or(info.customers).max(1);
+    let shared = Arc::new(Shared {
+        start: Instant::now(),
+        mi_start: cfg.ramp_up,
+        mi_end: cfg.ramp_up + cfg.duration,
+        end: cfg.ramp_up + cfg.duration + cfg.ramp_down,
+        stop: Mutex::new(false),
+        cv: Condvar::new(),
+        done: AtomicU64::new(0),
+        errors: AtomicU64::new(0),
+        active: AtomicUsize::new(0),
+        data: Mutex::new(Collected::default()),
+    });
+    let mut handles = Vec::new();
+    for eb in 0..cfg.browsers {
+        let (cfg, shared) = (cfg.clone(), shared.clone());
+        let h = std::thread::Builder::new()
+            .name(format!("eb-{eb}"))
+            .stack_size(512 * 1024)
+            .spawn(move || {
+                shared.active.fetch_add(1, Ordering::SeqCst);
+                Eb::new(eb, &cfg, items, customers).run(&shared);
+                shared.active.fetch_sub(1, Ordering::SeqCst);
+            })
+            .map_err(|e| format!("cannot start browser thread {eb}: {e}"))?;
+        handles.push(h);
+    }
+    let mut history: Vec<u64> = Vec::new();
+    let mut was_interrupted = false;
+    loop {
+        let now = shared.start.elapsed();
+        if now >= shared.end {
+            break;
+        }
+        if interrupted() {
+            was_interrupted = true;
+            break;
+        }
+        let done = shared.done.load(Ordering::Relaxed);
+        history.push(done);
+        let back = history.len().saturating_sub(11);
+        let span = (history.len() - 1 - back).max(1) as f64;
+        let rate = (done - history[back]) as f64 / span;
+        let phase = if now < shared.mi_start {
+            "ramp-up"
+        } else if now < shared.mi_end {
+            "measure"
+        } else {
+            "ramp-down"
+        };
+        progress(&Progress { elapsed: now, total: shared.end, phase, done, errors: shared.errors.load(Ordering::Relaxed), active: shared.active.load(Ordering::Relaxed), rate });
+        let next = Duration::from_secs(history.len() as u64).min(shared.end);
+        let mut left = next.saturating_sub(shared.start.elapsed());
+        while !left.is_zero() {
+            let step = left.min(Duration::from_millis(100));
+            std::thread::sleep(step);
+            if interrupted() {
+                break;
+            }
+            left = next.saturating_sub(shared.start.elapsed());
+        }
+    }
+    shared.set_stop();
+    let deadline = Instant::now() + cfg.timeout + Duration::from_secs(2);
+    for h in handles {
+        while !h.is_finished() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        if h.is_finished() {
+            let _ = h.join();
+        }
+    }
+    if let Some(t) = &cfg.trace {
+        t.flush();
+    }
+    let end = if was_interrupted { shared.start.elapsed() } else { shared.end };
+    Ok(report(cfg, &info, items, customers, &shared, end, was_interrupted))
+}
+
+fn report(cfg: &DriveConfig, info: &Info, items: u64, customers: u64, shared: &Shared, end: Duration, interrupted: bool) -> DriveReport {
+    let d = shared.data();
+    let mi_end = shared.mi_end.min(end);
+    let mi = mi_end.saturating_sub(shared.mi_start);
+    let in_mi = |t: Duration| t >= shared.mi_start && t < mi_end;
+    let measured: Vec<&Sample> = d.samples.iter().filter(|s| in_mi(s.t2)).collect();
+    let n = measured.len() as u64;
+    let mut per = Vec::new();
+    let mut all_pass = true;
+    for i in Interaction::SPEC_ORDER {
+        let mut v: Vec<f64> = measured.iter().filter(|s| s.i == i).map(|s| s.wirt.as_secs_f64() * 1000.0).collect();
+        v.sort_by(|a, b| a.total_cmp(b));
+        let p90 = percentile(&v, 90.0);
+        let limit = i.wirt90_limit().as_secs_f64();
+        let pass = p90.map(|p| p <= limit * 1000.0);
+        if pass == Some(false) {
+            all_pass = false;
+        }
+        per.push(InteractionStats {
+            interaction: i,
+            name: i.name().into(),
+            count: v.len() as u64,
+            share_pct: if n > 0 { v.len() as f64 * 100.0 / n as f64 } else { 0.0 },
+            spec_share_pct: cfg.mix.spec_share_pct(i),
+            mean_ms: if v.is_empty() { None } else { Some(v.iter().sum::<f64>() / v.len() as f64) },
+            p50_ms: percentile(&v, 50.0),
+            p90_ms: p90,
+            p99_ms: percentile(&v, 99.0),
+            max_ms: v.last().copied(),
+            limit90_s: limit,
+            pass,
+            errors: d.errors.iter().filter(|e| e.i == i).count() as u64,
+        });
+    }
+    let mut errors = ErrorCounts::default();
+    for e in &d.errors {
+        errors.total += 1;
+        match e.kind {
+            ErrorKind::Http => errors.http += 1,
+            ErrorKind::BadHtml => errors.bad_html += 1,
+            ErrorKind::Timeout => errors.timeout += 1,
+            ErrorKind::Connection => errors.connection += 1,
+        }
+        if in_mi(e.t) {
+            errors.in_measurement += 1;
+        }
+        if errors.samples.len() < 20 {
+            errors.samples.push(format!("t={:.1}s {} {:?}: {}", e.t.as_secs_f64(), e.i, e.kind, e.msg));
+        }
+    }
+    DriveReport {
+        v: 1,
+        url: format!("http://{}/", cfg.url.authority),
+        mix: cfg.mix,
+        metric: cfg.mix.metric().into(),
+        browsers: cfg.browsers,
+        items,
+        customers,
+        db_ebs: info.ebs,
+        ramp_up_s: cfg.ramp_up.as_secs_f64(),
+        measurement_s: mi.as_secs_f64(),
+        ramp_down_s: cfg.ramp_down.as_secs_f64(),
+        think_scale: cfg.think_scale,
+        think_mean_s: cfg.think_mean().as_secs_f64(),
+        think_measured_s: if d.thinks > 0 { d.think_sum.as_secs_f64() / d.thinks as f64 } else { 0.0 },
+        wips: if mi.is_zero() { 0.0 } else { n as f64 / mi.as_secs_f64() },
+        interactions: n,
+        interactions_total: d.samples.len() as u64,
+        sessions: d.sessions,
+        images: d.images,
+        bytes_received: d.bytes,
+        errors,
+        per_interaction: per,
+        wirt_pass: all_pass,
+        interrupted,
+    }
+}
+
+/// The report as a text table.
+pub fn report_table(r: &DriveReport) -> String {
+    let mut s = String::new();
+    s.push_str(&format!(
+        "TPC-W {} mix against {}: {} browsers, think time mean {:.2} s (measured {:.2} s), ramp-up {:.1} s, measurement {:.1} s, ramp-down {:.1} s{}\n",
+        r.mix.name(),
+        r.url,
+        r.browsers,
+        r.think_mean_s,
+        r.think_measured_s,
+        r.ramp_up_s,
+        r.measurement_s,
+        r.ramp_down_s,
+        if r.interrupted { " (INTERRUPTED)" } else { "" }
+    ));
+    s.push_str(&format!(
+        "database: {} items, {} customers (scaled for {} browsers)\n",
+        r.items, r.customers, r.db_ebs
+    ));
+    s.push_str(&format!(
+        "{} = {:.2} ({} interactions in the measurement interval, {} in all, {} sessions, {} images, {:.1} MB received)\n",
+        r.metric,
+        r.wips,
+        r.interactions,
+        r.interactions_total,
+        r.sessions,
+        r.images,
+        r.bytes_received as f64 / 1e6
+    ));
+    s.push_str(&format!(
+        "errors: {} (http {}, bad html {}, timeout {}, connection {}; {} in the measurement interval)\n",
+        r.errors.total, r.errors.http, r.errors.bad_html, r.errors.timeout, r.errors.connection, r.errors.in_measurement
+    ));
+    for e in r.errors.samples.iter().take(5) {
+        s.push_str(&format!("  {e}\n"));
+    }
+    s.push_str(&format!(
+        "\n{:<22} {:>6} {:>6} {:>6} {:>9} {:>9} {:>9} {:>9} {:>6}  {}\n",
+        "interaction", "count", "mix%", "spec%", "p50 ms", "p90 ms", "p99 ms", "limit s", "errors", "90th within limit"
+    ));
+    let ms = |x: Option<f64>| x.map(|v| format!("{v:.1}")).unwrap_or_else(|| "-".into());
+    for p in &r.per_interaction {
+        s.push_str(&format!(
+            "{:<22} {:>6} {:>6.2} {:>6.2} {:>9} {:>9} {:>9} {:>9.0} {:>6}  {}\n",
+            p.name,
+            p.count,
+            p.share_pct,
+            p.spec_share_pct,
+            ms(p.p50_ms),
+            ms(p.p90_ms),
+            ms(p.p99_ms),
+            p.limit90_s,
+            p.errors,
+            match p.pass {
+                Some(true) => "pass",
+                Some(false) => "FAIL",
+                None => "n/a (no samples)",
+            }
+        ));
+    }
+    s.push_str(&format!(
+        "\nall 90th percentiles within the TPC-W limits: {}\n",
+        if r.wirt_pass { "yes" } else { "NO" }
+    ));
+    s
+}
+
+/// One emulated browser.
+struct Eb<'a> {
+    id: u32,
+    cfg: &'a DriveConfig,
+    rng: Rng,
+    items: u64,
+    customers: u64,
+    cbmg: crate::tpcw::Cbmg,
+    main: Client,
+    imgs: Vec<Client>,
+    session: u64,
+    seq: u64,
+    /// The session's customer as drawn at its start (None: anonymous).
+    customer: Option<u64>,
+}
+
+/// What one interaction produced.
+struct Done {
+    page: Page,
+    wirt: Duration,
+    t2: Duration,
+    images: u32,
+    tiers: Vec<TierTrace>,
+    t_us: u64,
+    status: u16,
+}
+
+/// A request to make: method, target, form body.
+struct Plan {
+    method: &'static str,
+    target: String,
+    body: Vec<(String, String)>,
+}
+
+impl<'a> Eb<'a> {
+    fn new(id: u32, cfg: &'a DriveConfig, items: u64, customers: u64) -> Eb<'a> {
+        let t = cfg.timeout;
+        let imgs = (0..cfg.image_connections.max(1)).map(|_| Client::new(&cfg.url.authority, t)).collect();
+        Eb {
+            id,
+            cfg,
+            rng: Rng::stream(cfg.seed, id as u64 + 1),
+            items,
+            customers,
+            cbmg: cfg.mix.cbmg(),
+            main: Client::new(&cfg.url.authority, t),
+            imgs,
+            session: 0,
+            seq: 0,
+            customer: None,
+        }
+    }
+
+    fn close_all(&mut self) {
+        self.main.close();
+        for c in &mut self.imgs {
+            c.close();
+        }
+    }
+
+    fn run(mut self, sh: &Shared) {
+        // Stagger the first request over the ramp-up interval.
+        let first = self.cfg.ramp_up.mul_f64(self.rng.next_f64());
+        if !sh.sleep_until(first) {
+            return;
+        }
+        'sessions: while !sh.stopped() {
+            self.close_all();
+            self.session += 1;
+            sh.data().sessions += 1;
+            self.customer = if self.rng.below(100) < 80 { Some(nurand(&mut self.rng, nurand_a_customers(self.customers), 1, self.customers)) } else { None };
+            let minimum = usmd(&mut self.rng, USMD_MEAN.mul_f64(self.cfg.session_scale));
+            let started = sh.start.elapsed();
+            let mut state = Interaction::Home;
+            let mut prev: Option<(Interaction, Page)> = None;
+            loop {
+                if sh.stopped() {
+                    break 'sessions;
+                }
+                self.seq += 1;
+                let c0 = thread_cpu_ns();
+                let r = self.interaction(state, prev.as_ref(), sh);
+                let cpu = thread_cpu_ns().saturating_sub(c0);
+                let think = think_time(&mut self.rng, self.cfg.think_mean());
+                match r {
+                    Ok(done) => {
+                        {
+                            let mut d = sh.data();
+                            d.samples.push(Sample { i: state, t2: done.t2, wirt: done.wirt });
+                            d.think_sum += think;
+                            d.thinks += 1;
+                        }
+                        sh.done.fetch_add(1, Ordering::Relaxed);
+                        if let Some(w) = &self.cfg.trace {
+                            w.write(&self.record(state, &done, None, Some(think), cpu, sh));
+                        }
+                        prev = Some((state, done.page));
+                    }
+                    Err((e, t1, t_us)) => {
+                        let t = sh.start.elapsed();
+                        sh.errors.fetch_add(1, Ordering::Relaxed);
+                        if let Some(w) = &self.cfg.trace {
+                            let fake = Done { page: Page::default(), wirt: t.saturating_sub(t1), t2: t, images: 0, tiers: vec![], t_us, status: e.status };
+                            w.write(&self.record(state, &fake, Some(format!("{:?}: {}", e.kind, e.msg)), None, cpu, sh));
+                        }
+                        sh.data().errors.push(ErrorRec { kind: e.kind, i: state, t, msg: e.msg });
+                        // Like PHARM: back off a second, then start over with a new session.
+                        let back = Duration::from_secs(1).mul_f64(self.cfg.think_scale.clamp(0.01, 1.0));
+                        if !sh.sleep_until(sh.start.elapsed() + back) {
+                            break 'sessions;
+                        }
+                        continue 'sessions;
+                    }
+                }
+                if !sh.sleep_until(sh.start.elapsed() + think) {
+                    break 'sessions;
+                }
+                let next = self.cbmg.next(state, &mut self.rng);
+                if next == Interaction::Home && sh.start.elapsed().saturating_sub(started) >= minimum {
+                    continue 'sessions;
+                }
+                state = next;
+            }
+        }
+        self.close_all();
+    }
+
+    fn record(&self, i: Interaction, d: &Done, error: Option<String>, think: Option<Duration>, cpu: u64, sh: &Shared) -> TraceRecord {
+        let mut tiers = d.tiers.clone();
+        if let Some(b) = tiers.iter_mut().find(|t| t.tier == Tier::Browser) {
+            b.cpu_ns = cpu;
+            b.wall_ns = d.wirt.as_nanos() as u64;
+        }
+        TraceRecord {
+            v: TRACE_VERSION,
+            source: Source::Drive,
+            kind: Kind::Page,
+            interaction: Some(i),
+            path: i.path().to_string(),
+            t_us: d.t_us,
+            eb: Some(self.id),
+            seq: Some(self.seq),
+            session: Some(self.session),
+            status: d.status,
+            error,
+            wirt_us: Some(d.wirt.as_micros() as u64),
+            think_us: think.map(|t| t.as_micros() as u64),
+            images: Some(d.images),
+            measured: Some(d.t2 >= sh.mi_start && d.t2 < sh.mi_end),
+            tiers,
+        }
+    }
+
+    fn pick<'b, T>(&mut self, xs: &'b [T]) -> Option<&'b T> {
+        if xs.is_empty() {
+            None
+        } else {
+            Some(&xs[self.rng.below(xs.len() as u64) as usize])
+        }
+    }
+
+    /// Chooses the request for interaction `i` from the previous page's links and forms.
+    fn plan(&mut self, i: Interaction, prev: Option<&(Interaction, Page)>) -> Result<Plan, EbError> {
+        use Interaction::*;
+        let get = |target: &str| Plan { method: "GET", target: target.to_string(), body: vec![] };
+        let Some((pi, page)) = prev else {
+            // A session starts at Home, with the customer id when the customer is known.
+            let target = match self.customer {
+                Some(c) => format!("{}?C_ID={c}", Home.path()),
+                None => Home.path().to_string(),
+            };
+            return Ok(get(&target));
+        };
+        let link = |path: &str| -> Result<String, EbError> {
+            page.links_to(path).next().cloned().ok_or_else(|| bad(format!("{pi} page has no link to {path}")))
+        };
+        let form = |path: &str| -> Result<crate::htmlscan::Form, EbError> {
+            page.form_to(path).cloned().ok_or_else(|| bad(format!("{pi} page has no form for {path}")))
+        };
+        Ok(match i {
+            Home | SearchRequest | OrderInquiry | CustomerRegistration | AdminRequest => get(&link(i.path())?),
+            NewProducts | BestSellers => {
+                let subject = *self.pick(&SUBJECTS).unwrap_or(&"ARTS");
+                let l = page
+                    .links_to(i.path())
+                    .find(|l| parse_query(l.split_once('?').map(|x| x.1).unwrap_or("")).iter().any(|(k, v)| k == "subject" && v == subject))
+                    .cloned()
+                    .ok_or_else(|| bad(format!("{pi} page has no {} link for {subject}", i.abbr())))?;
+                get(&l)
+            }
+            ProductDetail => {
+                let items: Vec<String> = page.links_to(i.path()).cloned().collect();
+                let l = self.pick(&items).cloned().ok_or_else(|| bad(format!("{pi} page links to no product")))?;
+                get(&l)
+            }
+            ShoppingCart => {
+                if *pi == ProductDetail {
+                    let l = page
+                        .links_to(i.path())
+                        .find(|l| l.contains("ADD_FLAG=Y"))
+                        .cloned()
+                        .ok_or_else(|| bad("product page has no add-to-cart link".into()))?;
+                    get(&l)
+                } else if *pi == ShoppingCart {
+                    // Refresh: one line gets a new quantity; with k lines, r of them change.
+                    let f = form(i.path())?;
+                    let qty: Vec<String> = f.fields.iter().filter(|(k, _)| k.starts_with("QTY_")).map(|(k, _)| k.clone()).collect();
+                    let mut fields = f.fields.clone();
+                    if !qty.is_empty() {
+                        let r = 1 + self.rng.below(qty.len() as u64) as usize;
+                        for _ in 0..r {
+                            let k = self.pick(&qty).cloned().unwrap_or_default();
+                            let q = 1 + self.rng.below(10);
+                            if let Some(x) = fields.iter_mut().find(|(n, _)| *n == k) {
+                                x.1 = q.to_string();
+                            }
+                        }
+                    }
+                    get(&format!("{}?{}", f.action, build_query(&fields)))
+                } else {
+                    let l = page.links_to(i.path()).find(|l| !l.contains("ADD_FLAG")).cloned().ok_or_else(|| bad(format!("{pi} page has no cart link")))?;
+                    get(&l)
+                }
+            }
+            SearchResults => {
+                let f = form(i.path())?;
+                let mut fields = f.fields.clone();
+                let (kind, key) = match self.rng.below(3) {
+                    0 => ("author", digsyl_word(nurand(&mut self.rng, nurand_a_items(self.items), 1, (self.items / 10).max(1)))),
+                    1 => ("title", digsyl_word(nurand(&mut self.rng, nurand_a_items(self.items), 1, (self.items / 5).max(1)))),
+                    _ => ("subject", self.pick(&SUBJECTS).unwrap_or(&"ARTS").to_string()),
+                };
+                set(&mut fields, "search_type", kind);
+                set(&mut fields, "search_string", &key);
+                get(&format!("{}?{}", f.action, build_query(&fields)))
+            }
+            BuyRequest => {
+                let f = form(i.path())?;
+                let mut fields = f.fields.clone();
+                match f.field("C_ID").and_then(|c| c.parse::<u64>().ok()) {
+                    Some(c) => {
+                        let un = customer_uname(c);
+                        set(&mut fields, "RETURNING_FLAG", "Y");
+                        set(&mut fields, "UNAME", &un);
+                        set(&mut fields, "PASSWD", &un.to_lowercase());
+                    }
+                    None => {
+                        set(&mut fields, "RETURNING_FLAG", "N");
+                        let first = *self.pick(&FIRST_NAMES).unwrap_or(&"Ada");
+                        let last = *self.pick(&LAST_NAMES).unwrap_or(&"Baker");
+                        let country = self.pick(&COUNTRIES[..12]).map(|c| c.0).unwrap_or("United States");
+                        let vals = [
+                            ("FNAME", first.to_string()),
+                            ("LNAME", last.to_string()),
+                            ("STREET1", format!("{} Elm St", 1 + self.rng.below(9999))),
+                            ("STREET2", String::new()),
+                            ("CITY", "Springfield".to_string()),
+                            ("STATE", "CA".to_string()),
+                            ("ZIP", format!("{:05}", self.rng.below(100_000))),
+                            ("COUNTRY", country.to_string()),
+                            ("PHONE", format!("{:010}", self.rng.below(10_000_000_000))),
+                            ("EMAIL", format!("{}.{}@example.com", first.to_lowercase(), last.to_lowercase())),
+                            ("BIRTHDATE", format!("{}-{:02}-{:02}", 1930 + self.rng.below(70), 1 + self.rng.below(12), 1 + self.rng.below(28))),
+                            ("DATA", "emulated browser".to_string()),
+                        ];
+                        for (k, v) in vals {
+                            set(&mut fields, k, &v);
+                        }
+                    }
+                }
+                Plan { method: "POST", target: f.action.clone(), body: fields }
+            }
+            BuyConfirm => {
+                let f = form(i.path())?;
+                let mut fields = f.fields.clone();
+                let cc = *self.pick(&CC_TYPES).unwrap_or(&"VISA");
+                set(&mut fields, "CC_TYPE", cc);
+                let num: String = (0..16).map(|_| (b'0' + self.rng.below(10) as u8) as char).collect();
+                set(&mut fields, "CC_NUMBER", &num);
+                set(&mut fields, "CC_EXPIRY", &format!("{}-{:02}", 2027 + self.rng.below(4), 1 + self.rng.below(12)));
+                let ship = *self.pick(&SHIP_TYPES).unwrap_or(&"AIR");
+                set(&mut fields, "SHIPPING", ship);
+                if self.rng.below(100) < 5 {
+                    let country = self.pick(&COUNTRIES).map(|c| c.0).unwrap_or("Canada");
+                    for (k, v) in [
+                        ("STREET_1", format!("{} Harbor Rd", 1 + self.rng.below(999))),
+                        ("STREET_2", String::new()),
+                        ("CITY", "Kingston".into()),
+                        ("STATE", "ON".into()),
+                        ("ZIP", format!("{:05}", self.rng.below(100_000))),
+                        ("COUNTRY", country.into()),
+                    ] {
+                        set(&mut fields, k, &v);
+                    }
+                }
+                Plan { method: "POST", target: f.action.clone(), body: fields }
+            }
+            OrderDisplay => {
+                let f = form(i.path())?;
+                let mut fields = f.fields.clone();
+                let c = match f.field("C_ID").and_then(|c| c.parse::<u64>().ok()) {
+                    Some(c) => c,
+                    None => nurand(&mut self.rng, nurand_a_customers(self.customers), 1, self.customers),
+                };
+                let un = customer_uname(c);
+                set(&mut fields, "UNAME", &un);
+                set(&mut fields, "PASSWD", &un.to_lowercase());
+                Plan { method: "POST", target: f.action.clone(), body: fields }
+            }
+            AdminConfirm => {
+                let f = form(i.path())?;
+                let mut fields = f.fields.clone();
+                let srp = f.field("I_SRP").and_then(|v| v.parse::<f64>().ok()).unwrap_or(10.0);
+                let cost = srp * (1.0 - self.rng.below(6) as f64 / 10.0);
+                set(&mut fields, "I_NEW_COST", &format!("{cost:.2}"));
+                let r = 1 + self.rng.below(self.items);
+                set(&mut fields, "I_NEW_IMAGE", &format!("/img/item/{r}.png"));
+                set(&mut fields, "I_NEW_THUMBNAIL", &format!("/img/thumb/{r}.png"));
+                Plan { method: "POST", target: f.action.clone(), body: fields }
+            }
+        })
+    }
+
+    fn trace_headers(&self) -> Vec<(&'static str, String)> {
+        if self.cfg.trace.is_some() {
+            vec![("X-Interlab-Trace", "1".into()), ("X-Interlab-Req", format!("{}.{}", self.id, self.seq))]
+        } else {
+            vec![]
+        }
+    }
+
+    /// Runs one interaction: page request, checks, images. Errors carry T1.
+    fn interaction(&mut self, i: Interaction, prev: Option<&(Interaction, Page)>, sh: &Shared) -> Result<Done, (EbError, Duration, u64)> {
+        let t_us = now_us();
+        let t1 = sh.start.elapsed();
+        let plan = self.plan(i, prev).map_err(|e| (e, t1, t_us))?;
+        let headers = self.trace_headers();
+        let body = if plan.method == "POST" { build_query(&plan.body).into_bytes() } else { Vec::new() };
+        let mut browser = TierTrace::new(Tier::Browser);
+        let mut web = TierTrace::new(Tier::Web);
+        let mut below: Vec<TierTrace> = Vec::new();
+        let (resp, sent) = self.main.request(plan.method, &plan.target, &headers, &body).map_err(|e| (EbError { kind: ErrorKind::of(&e), msg: format!("{} {}: {e}", plan.method, short(&plan.target)), status: 0 }, t1, t_us))?;
+        browser.requests += 1;
+        browser.to_next.add(sent as u64);
+        browser.from_next.add(resp.bytes as u64);
+        absorb(&resp, &mut web, &mut below);
+        sh.data().bytes += resp.bytes as u64;
+        if resp.status != 200 {
+            let detail = String::from_utf8_lossy(&resp.body).chars().filter(|c| !c.is_control()).take(160).collect::<String>();
+            let msg = match detail.find("class=\"err\">") {
+                Some(k) => detail[k + 12..].split('<').next().unwrap_or("").to_string(),
+                None => String::new(),
+            };
+            return Err((EbError { kind: ErrorKind::Http, msg: format!("HTTP {} for {} {} {msg}", resp.status, plan.method, short(&plan.target)), status: resp.status }, t1, t_us));
+        }
+        let ctype = resp.header("content-type").unwrap_or("");
+        if !ctype.starts_with("text/html") {
+            return Err((bad(format!("{} returned {ctype}, not HTML", short(&plan.target))), t1, t_us));
+        }
+        let html = String::from_utf8_lossy(&resp.body);
+        let page = scan(&html);
+        if !page.complete {
+            return Err((bad(format!("{} page is truncated or not HTML ({} bytes)", i.abbr(), resp.body.len())), t1, t_us));
+        }
+        if page.interaction.as_deref() != Some(i.abbr()) {
+            return Err((bad(format!("asked for {} but got a {} page", i.abbr(), page.interaction.as_deref().unwrap_or("unmarked"))), t1, t_us));
+        }
+        // Embedded images, re-fetched every time (no cache), over parallel connections.
+        let imgs = page.images.clone();
+        let k = self.imgs.len().min(imgs.len()).max(1);
+        let results: Vec<Result<Vec<(Response, usize)>, EbError>> = if imgs.is_empty() {
+            vec![]
+        } else {
+            let hdr = headers.clone();
+            std::thread::scope(|s| {
+                let mut hs = Vec::new();
+                for (c, client) in self.imgs.iter_mut().take(k).enumerate() {
+                    let mine: Vec<&String> = imgs.iter().skip(c).step_by(k).collect();
+                    let hdr = &hdr;
+                    hs.push(s.spawn(move || -> Result<Vec<(Response, usize)>, EbError> {
+                        let mut out = Vec::new();
+                        for src in mine {
+                            let (r, n) = client.request("GET", src, hdr, b"").map_err(|e| EbError { kind: ErrorKind::of(&e), msg: format!("image {src}: {e}"), status: 0 })?;
+                            if r.status != 200 {
+                                return Err(EbError { kind: ErrorKind::Http, msg: format!("HTTP {} for image {src}", r.status), status: r.status });
+                            }
+                            if !r.body.starts_with(b"\x89PNG\r\n\x1a\n") {
+                                return Err(bad(format!("image {src} is not a PNG")));
+                            }
+                            out.push((r, n));
+                        }
+                        Ok(out)
+                    }));
+                }
+                hs.into_iter().map(|h| h.join().unwrap_or_else(|_| Err(bad("image fetch thread failed".into())))).collect()
+            })
+        };
+        let mut n_img = 0u32;
+        for r in results {
+            let v = r.map_err(|e| (e, t1, t_us))?;
+            for (resp, sent) in v {
+                n_img += 1;
+                browser.requests += 1;
+                browser.to_next.add(sent as u64);
+                browser.from_next.add(resp.bytes as u64);
+                sh.data().bytes += resp.bytes as u64;
+                absorb(&resp, &mut web, &mut below);
+            }
+        }
+        let t2 = sh.start.elapsed();
+        sh.data().images += n_img as u64;
+        let mut tiers = vec![browser];
+        if self.cfg.trace.is_some() {
+            tiers.push(web);
+            tiers.extend(below);
+        }
+        Ok(Done { page, wirt: t2 - t1, t2, images: n_img, tiers, t_us, status: 200 })
+    }
+}
+
+fn set(fields: &mut Vec<(String, String)>, k: &str, v: &str) {
+    match fields.iter_mut().find(|(n, _)| n == k) {
+        Some(x) => x.1 = v.to_string(),
+        None => fields.push((k.to_string(), v.to_string())),
+    }
+}
+
+fn short(t: &str) -> &str {
+    t.split('?').next().unwrap_or(t)
+}
+
+/// Adds the server's `X-Interlab-Trace` shares of one response.
+fn absorb(r: &Response, web: &mut TierTrace, below: &mut Vec<TierTrace>) {
+    let Some(h) = r.header("x-interlab-trace") else { return };
+    let Ok(shares) = serde_json::from_str::<Vec<TierTrace>>(h) else { return };
+    for s in shares {
+        if s.tier == Tier::Web {
+            web.merge(&s);
+        } else if let Some(b) = below.iter_mut().find(|b| b.tier == s.tier) {
+            b.merge(&s);
+        } else {
+            below.push(s);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("60s").unwrap(), Duration::from_secs(60));
+        assert_eq!(parse_duration("500ms").unwrap(), Duration::from_millis(500));
+        assert_eq!(parse_duration("2m").unwrap(), Duration::from_secs(120));
+        assert_eq!(parse_duration("1.5").unwrap(), Duration::from_millis(1500));
+        for bad in ["", "x", "-1s", "1y", "nan", "1e99"] {
+            assert!(parse_duration(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn percentiles_by_nearest_rank() {
+        let v: Vec<f64> = (1..=100).map(|x| x as f64).collect();
+        assert_eq!(percentile(&v, 50.0), Some(50.0));
+        assert_eq!(percentile(&v, 90.0), Some(90.0));
+        assert_eq!(percentile(&v, 99.0), Some(99.0));
+        assert_eq!(percentile(&[7.0], 99.0), Some(7.0));
+        assert_eq!(percentile(&[], 50.0), None);
+    }
+
+    #[test]
+    fn default_phases() {
+        assert_eq!(DriveConfig::default_ramp_up(1.0), Duration::from_secs(20));
+        assert_eq!(DriveConfig::default_ramp_down(1.0), Duration::from_secs(5));
+        assert_eq!(DriveConfig::default_ramp_up(0.01), Duration::from_secs(1));
+    }
+
+    #[test]
+    fn unreachable_bookstore_is_a_clear_error() {
+        let url = Url::parse("http://127.0.0.1:1/").unwrap();
+        let e = fetch_info(&url, Duration::from_secs(2)).unwrap_err();
+        assert!(e.contains("cannot reach the bookstore at http://127.0.0.1:1/"), "{e}");
+    }
+}
