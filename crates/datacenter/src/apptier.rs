@@ -363,7 +363,7 @@ pub fn fetch_info(pool: &Pool, wait: Duration) -> Result<Info, String> {
 /// Listens and serves until the process ends.
 pub fn serve(cfg: AppConfig, ready: impl FnOnce(&Addr, &Info)) -> Result<(), String> {
     let pool = Pool::new(cfg.db_tier.clone(), cfg.db_connections, Duration::from_secs(60));
-    let info = fetch_info(&pool, Duration::from_secs(30))?;
+    let info = fetch_info(&pool, Duration::from_secs(10))?;
     let listener = Listener::bind(&cfg.listen)?;
     ready(&listener.local_addr(), &info);
     let app = Arc::new(App { pool, info, seed: cfg.seed, conns: AtomicU64::new(0) });

@@ -1,0 +1,363 @@
+//! End-to-end tests of `interlab datacenter`: the three tiers as separate processes on
+//! loopback driven by the browser emulator (SQLite; PostgreSQL when INTERLAB_PG_URL is
+//! set), traces, clean shutdown, bad input, and headless Chromium screenshots when
+//! `chromium` is installed.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_interlab"))
+}
+
+fn text(o: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+}
+
+fn tmpdir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("interlab-dc-cli-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn alive(pid: u32) -> bool {
+    // A zombie still has /proc/<pid>; look at its state.
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(s) => !s.split(") ").nth(1).map(|r| r.starts_with('Z')).unwrap_or(false),
+        Err(_) => false,
+    }
+}
+
+/// `serve --tier all` on a free port, stopped with SIGTERM on drop.
+struct Bookstore {
+    child: Child,
+    url: String,
+    pids: Vec<u32>,
+}
+
+impl Bookstore {
+    fn start(db: &[&str], extra: &[&str]) -> Bookstore {
+        let mut child = bin()
+            .args(["datacenter", "serve", "--tier", "all", "--listen", "127.0.0.1:0", "--items", "1000", "--ebs", "1", "--quiet"])
+            .args(db)
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("serve starts");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        // "interlab datacenter: bookstore at http://127.0.0.1:PORT/ (web pid A, app pid B on ..., db pid C on ...); ..."
+        let url = line.split_whitespace().nth(4).unwrap_or_else(|| panic!("unexpected banner: {line:?}")).to_string();
+        assert!(url.starts_with("http://127.0.0.1:"), "{line}");
+        let pids: Vec<u32> = line.split("pid ").skip(1).filter_map(|s| s.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok()).collect();
+        assert_eq!(pids.len(), 3, "{line}");
+        Bookstore { child, url, pids }
+    }
+
+    /// SIGTERM; the command and its three tiers must be gone within 5 s, exit status 0.
+    fn stop(mut self) {
+        // SAFETY: signalling our own child by its pid.
+        unsafe { libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM) };
+        let t0 = Instant::now();
+        let status = loop {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                break s;
+            }
+            assert!(t0.elapsed() < Duration::from_secs(10), "serve did not stop on SIGTERM");
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        assert!(status.success(), "serve exited with {status}");
+        for &p in &self.pids {
+            let t0 = Instant::now();
+            while alive(p) && t0.elapsed() < Duration::from_secs(5) {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            assert!(!alive(p), "tier process {p} still running after serve stopped");
+        }
+        self.pids.clear();
+    }
+}
+
+impl Drop for Bookstore {
+    fn drop(&mut self) {
+        if self.pids.is_empty() {
+            return;
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn drive(url: &str, args: &[&str]) -> Output {
+    bin()
+        .args(["datacenter", "drive", "--url", url, "--think-scale", "0.02", "--session-scale", "0.002", "--quiet"])
+        .args(args)
+        .output()
+        .expect("drive runs")
+}
+
+fn json(p: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+fn jsonl(p: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(p).unwrap().lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"))).collect()
+}
+
+fn http_get(url: &str, path: &str) -> (u16, Vec<u8>) {
+    let authority = url.trim_start_matches("http://").trim_end_matches('/');
+    let mut s = std::net::TcpStream::connect(authority).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    write!(s, "GET {path} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\r\n").unwrap();
+    let mut buf = Vec::new();
+    s.read_to_end(&mut buf).unwrap();
+    let split = buf.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+    let head = String::from_utf8_lossy(&buf[..split]).to_string();
+    let status = head.split_whitespace().nth(1).unwrap().parse().unwrap();
+    (status, buf[split + 4..].to_vec())
+}
+
+fn check_report(r: &serde_json::Value, mix: &str) {
+    assert_eq!(r["mix"], mix);
+    assert_eq!(r["errors"]["total"], 0, "{}", serde_json::to_string_pretty(&r["errors"]).unwrap());
+    assert!(r["interactions"].as_u64().unwrap() >= 10, "{r}");
+    assert!(r["wips"].as_f64().unwrap() > 1.0);
+    let per = r["per_interaction"].as_array().unwrap();
+    assert_eq!(per.len(), 14);
+    for p in per {
+        if p["count"].as_u64().unwrap() > 0 {
+            assert!(p["p50_ms"].as_f64().unwrap() <= p["p90_ms"].as_f64().unwrap());
+            assert!(p["p90_ms"].as_f64().unwrap() <= p["p99_ms"].as_f64().unwrap());
+        }
+    }
+}
+
+#[test]
+fn three_tiers_driven_by_every_mix_with_traces_then_clean_shutdown() {
+    let d = tmpdir("e2e");
+    let db = d.join("b.sqlite");
+    let strace = d.join("serve.jsonl");
+    let bs = Bookstore::start(&["--db", db.to_str().unwrap()], &["--trace", strace.to_str().unwrap()]);
+    let (status, body) = http_get(&bs.url, "/tpcw/info");
+    assert_eq!(status, 200);
+    let info: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!((info["items"].as_u64(), info["customers"].as_u64()), (Some(1000), Some(2880)));
+    for (mix, secs, browsers) in [("shopping", "3s", "4"), ("ordering", "2s", "3"), ("browsing", "1s", "2")] {
+        let json_out = d.join(format!("{mix}.json"));
+        let dtrace = d.join(format!("{mix}.jsonl"));
+        let o = drive(
+            &bs.url,
+            &["--browsers", browsers, "--duration", secs, "--mix", mix, "--json", json_out.to_str().unwrap(), "--trace", dtrace.to_str().unwrap()],
+        );
+        assert!(o.status.success(), "{mix}: {}", text(&o));
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(out.contains("90th within limit") && out.contains("errors: 0"), "{out}");
+        let r = json(&json_out);
+        check_report(&r, mix);
+        // Drive trace: one record per interaction, every tier present with CPU and messages.
+        let recs = jsonl(&dtrace);
+        assert_eq!(recs.len() as u64, r["interactions_total"].as_u64().unwrap());
+        for rec in &recs {
+            assert_eq!(rec["v"], 1);
+            assert_eq!(rec["source"], "drive");
+            let tiers: Vec<&str> = rec["tiers"].as_array().unwrap().iter().map(|t| t["tier"].as_str().unwrap()).collect();
+            assert_eq!(&tiers[..2], &["browser", "web"], "{rec}");
+            let web = &rec["tiers"][1];
+            assert_eq!(web["to_next"]["messages"], 1, "one page request to the app tier: {rec}");
+            assert!(web["cpu_ns"].as_u64().unwrap() > 0);
+            let browser = &rec["tiers"][0];
+            assert_eq!(browser["requests"].as_u64().unwrap(), 1 + rec["images"].as_u64().unwrap());
+            if rec["interaction"] != "ORDI" {
+                assert!(tiers.contains(&"db"), "{rec}");
+            }
+        }
+        // The CLI reads its own traces back.
+        let o = bin().args(["datacenter", "trace", dtrace.to_str().unwrap()]).output().unwrap();
+        assert!(o.status.success(), "{}", text(&o));
+        assert!(String::from_utf8_lossy(&o.stdout).contains("schema version 1"));
+    }
+    bs.stop();
+    // The web tier flushed its trace on SIGTERM: pages and images, all version 1.
+    let recs = jsonl(&strace);
+    assert!(recs.iter().any(|r| r["kind"] == "image") && recs.iter().any(|r| r["kind"] == "page"));
+    assert!(recs.iter().all(|r| r["v"] == 1 && r["source"] == "serve"));
+    assert!(recs.iter().filter(|r| r["kind"] == "page" && r["interaction"] == "BUYC").all(|r| r["tiers"].as_array().unwrap().len() == 3));
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn tiers_joined_by_unix_sockets() {
+    let d = tmpdir("unix");
+    let db = d.join("b.sqlite");
+    let bs = Bookstore::start(&["--db", db.to_str().unwrap()], &["--inner", "unix"]);
+    let j = d.join("r.json");
+    let o = drive(&bs.url, &["--browsers", "2", "--duration", "1s", "--json", j.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o));
+    check_report(&json(&j), "shopping");
+    bs.stop();
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// Reads a tier's banner and returns its address.
+fn start_tier(args: &[&str]) -> (Child, String) {
+    let mut c = bin().args(["datacenter", "serve", "--quiet"]).args(args).stdout(Stdio::piped()).stderr(Stdio::inherit()).spawn().unwrap();
+    let mut line = String::new();
+    BufReader::new(c.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let addr = line.split(" listening on ").nth(1).and_then(|s| s.split_whitespace().next()).unwrap_or_else(|| panic!("banner {line:?}")).to_string();
+    (c, addr)
+}
+
+#[test]
+fn tiers_started_one_by_one() {
+    let d = tmpdir("manual");
+    let db = d.join("b.sqlite");
+    let (mut dbp, db_addr) = start_tier(&["--tier", "db", "--listen", "127.0.0.1:0", "--db", db.to_str().unwrap(), "--items", "1000", "--ebs", "1"]);
+    let (mut app, app_addr) = start_tier(&["--tier", "app", "--listen", "127.0.0.1:0", "--db-tier", &db_addr]);
+    let (mut web, url) = start_tier(&["--tier", "web", "--listen", "127.0.0.1:0", "--app-tier", &app_addr]);
+    let (status, body) = http_get(&url, "/tpcw/product_detail?I_ID=42");
+    let html = String::from_utf8_lossy(&body);
+    assert_eq!(status, 200, "{html}");
+    assert!(html.contains("<meta name=\"tpcw-interaction\" content=\"PROD\">") && html.trim_end().ends_with("</html>"));
+    let (status, body) = http_get(&url, "/img/item/99.png");
+    assert_eq!((status, body.len()), (200, 250 * 1024));
+    let (status, body) = http_get(&url, "/tpcw/product_detail?I_ID=abc");
+    assert_eq!(status, 400, "{}", String::from_utf8_lossy(&body));
+    assert_eq!(http_get(&url, "/tpcw/product_detail?I_ID=99999").0, 404);
+    assert_eq!(http_get(&url, "/nope").0, 404);
+    // The web tier answers 502 when the application tier is gone, and keeps serving images.
+    let _ = app.kill();
+    let _ = app.wait();
+    assert_eq!(http_get(&url, "/tpcw/home").0, 502);
+    assert_eq!(http_get(&url, "/img/logo.png").0, 200);
+    for c in [&mut web, &mut dbp] {
+        let _ = c.kill();
+        let _ = c.wait();
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn bad_input_gives_clear_errors_never_panics() {
+    let d = tmpdir("bad");
+    let file = d.join("plain-file");
+    std::fs::write(&file, b"not a directory").unwrap();
+    let under_file = file.join("db.sqlite");
+    let garbage = d.join("garbage.jsonl");
+    std::fs::write(&garbage, b"{\"v\":1,\"source\":\"drive\"}\n").unwrap();
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["drive", "--url", "ftp://127.0.0.1:1/"], "only http:// is supported"),
+        (vec!["drive", "--url", "127.0.0.1:8080"], "expected http://HOST:PORT/"),
+        (vec!["drive", "--url", "http://127.0.0.1:1/", "--duration", "1s"], "cannot reach the bookstore at http://127.0.0.1:1/"),
+        (vec!["drive", "--mix", "fancy"], "unknown mix 'fancy': expected browsing, shopping or ordering"),
+        (vec!["drive", "--duration", "soon"], "--duration: duration 'soon'"),
+        (vec!["drive", "--browsers", "0"], "--browsers 0"),
+        (vec!["drive", "--think-scale=-1"], "--think-scale"),
+        (vec!["drive", "--json", under_file.to_str().unwrap()], "cannot create --json file"),
+        (vec!["serve", "--tier", "db", "--listen", "127.0.0.1:0", "--db", under_file.to_str().unwrap()], "cannot open SQLite database"),
+        (vec!["serve", "--tier", "all", "--listen", "127.0.0.1:0", "--db", under_file.to_str().unwrap()], "the db tier exited before it was ready"),
+        (vec!["populate", "--db", under_file.to_str().unwrap()], "cannot open SQLite database"),
+        (vec!["serve", "--tier", "middle"], "unknown tier 'middle'"),
+        (vec!["serve", "--items", "1234"], "TPC-W allows 1000, 10000"),
+        (vec!["serve", "--db-url", "mysql://x/y"], "expected postgres://"),
+        (vec!["serve", "--tier", "app", "--db-tier", "nohost"], "--db-tier: address 'nohost'"),
+        (vec!["serve", "--tier", "app", "--listen", "127.0.0.1:0", "--db-tier", "127.0.0.1:1"], "database tier"),
+        (vec!["serve", "--tier", "db", "--trace", "x.jsonl"], "--trace is written by the web tier"),
+        (vec!["serve", "--tier", "web", "--listen", "unix:/tmp/x.sock"], "HTTP over TCP"),
+        (vec!["trace", garbage.to_str().unwrap()], "line 1: not a trace record"),
+        (vec!["trace", "/nonexistent/t.jsonl"], "/nonexistent/t.jsonl"),
+    ];
+    std::thread::scope(|s| {
+        for (args, want) in &cases {
+            s.spawn(move || {
+                let t0 = Instant::now();
+                let o = bin().arg("datacenter").args(args).output().unwrap();
+                let t = text(&o);
+                assert!(!o.status.success(), "{args:?} succeeded: {t}");
+                assert!(t.contains(want), "{args:?}: expected {want:?} in: {t}");
+                assert!(!t.contains("panicked"), "{args:?}: {t}");
+                assert!(t0.elapsed() < Duration::from_secs(45), "{args:?} took {:?}", t0.elapsed());
+            });
+        }
+    });
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// A database of its own on the server INTERLAB_PG_URL points at.
+fn pg_database(base: &str, name: &str) -> Option<String> {
+    let (prefix, _) = base.rsplit_once('/')?;
+    let admin = Command::new("psql").arg(base).args(["-v", "ON_ERROR_STOP=1", "-q", "-c", &format!("DROP DATABASE IF EXISTS {name}"), "-c", &format!("CREATE DATABASE {name}")]).output();
+    match admin {
+        Ok(o) if o.status.success() => Some(format!("{prefix}/{name}")),
+        Ok(o) => {
+            eprintln!("note: could not create database {name}: {}; using {base}", text(&o));
+            Some(base.to_string())
+        }
+        Err(_) => Some(base.to_string()),
+    }
+}
+
+#[test]
+fn postgres_end_to_end_when_available() {
+    let Ok(base) = std::env::var("INTERLAB_PG_URL") else {
+        eprintln!("note: INTERLAB_PG_URL is not set; skipping the PostgreSQL end-to-end test (.ci/run sets it up)");
+        return;
+    };
+    let url = pg_database(&base, "interlab_cli_test").unwrap();
+    let o = bin().args(["datacenter", "populate", "--db-url", &url, "--items", "1000", "--ebs", "1", "--force"]).output().unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let bs = Bookstore::start(&["--db-url", &url], &[]);
+    let d = tmpdir("pg");
+    for mix in ["ordering", "shopping"] {
+        let j = d.join(format!("{mix}.json"));
+        let o = drive(&bs.url, &["--browsers", "3", "--duration", "2s", "--mix", mix, "--json", j.to_str().unwrap()]);
+        assert!(o.status.success(), "{}", text(&o));
+        check_report(&json(&j), mix);
+    }
+    bs.stop();
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+fn png_ok(p: &Path) -> u64 {
+    let b = std::fs::read(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    assert!(b.starts_with(b"\x89PNG\r\n\x1a\n"), "{} is not a PNG", p.display());
+    b.len() as u64
+}
+
+#[test]
+fn chromium_renders_home_and_product_pages() {
+    let found = std::env::var_os("PATH").map(|p| std::env::split_paths(&p).any(|d| d.join("chromium").is_file())).unwrap_or(false);
+    if !found {
+        eprintln!("note: chromium is not on PATH; skipping the headless screenshot test");
+        return;
+    }
+    let d = tmpdir("shots");
+    let db = d.join("b.sqlite");
+    let bs = Bookstore::start(&["--db", db.to_str().unwrap()], &[]);
+    let shots = [("home", "tpcw/home?C_ID=12"), ("product", "tpcw/product_detail?I_ID=99&C_ID=12")];
+    std::thread::scope(|s| {
+        for (name, path) in shots {
+            let (d, url) = (&d, &bs.url);
+            s.spawn(move || {
+                let out = d.join(format!("{name}.png"));
+                let profile = d.join(format!("profile-{name}"));
+                let o = Command::new("chromium")
+                    .args(["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--window-size=1200,900"])
+                    .arg(format!("--user-data-dir={}", profile.display()))
+                    .arg(format!("--screenshot={}", out.display()))
+                    .arg(format!("{url}{path}"))
+                    .output()
+                    .expect("chromium runs");
+                assert!(o.status.success(), "chromium: {}", text(&o));
+                // A blank 1200x900 page compresses to a few KB; the bookstore's pages do not.
+                let n = png_ok(&out);
+                assert!(n > 20_000, "{name} screenshot only {n} bytes");
+            });
+        }
+    });
+    bs.stop();
+    let _ = std::fs::remove_dir_all(&d);
+}
