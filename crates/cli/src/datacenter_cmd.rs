@@ -133,6 +133,9 @@ pub struct DriveArgs {
     /// Parallel image connections per browser.
     #[arg(long, default_value_t = 4)]
     image_connections: usize,
+    /// Keep trying to reach the bookstore this long before giving up (e.g. while it populates).
+    #[arg(long, default_value = "0s")]
+    wait: String,
     /// Write the report as JSON to this file.
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
@@ -203,11 +206,11 @@ fn drive_cmd(a: DriveArgs) -> Result<ExitCode, String> {
     let url = Url::parse(&a.url).map_err(|e| format!("--url: {e}"))?;
     let mix = Mix::parse(&a.mix).map_err(|e| format!("--mix: {e}"))?;
     let duration = parse_duration(&a.duration).map_err(|e| format!("--duration: {e}"))?;
-    if !(a.think_scale.is_finite() && a.think_scale >= 0.0) {
-        return Err(format!("--think-scale {}: expected a number >= 0", a.think_scale));
+    if !(a.think_scale.is_finite() && (0.0..=100.0).contains(&a.think_scale)) {
+        return Err(format!("--think-scale {}: expected a number from 0 to 100", a.think_scale));
     }
-    if !(a.session_scale.is_finite() && a.session_scale > 0.0) {
-        return Err(format!("--session-scale {}: expected a number > 0", a.session_scale));
+    if !(a.session_scale.is_finite() && a.session_scale > 0.0 && a.session_scale <= 100.0) {
+        return Err(format!("--session-scale {}: expected a number above 0, at most 100", a.session_scale));
     }
     if a.browsers == 0 || a.browsers > 100_000 {
         return Err(format!("--browsers {}: expected 1 to 100000", a.browsers));
@@ -223,6 +226,7 @@ fn drive_cmd(a: DriveArgs) -> Result<ExitCode, String> {
         Some(s) => parse_duration(s).map_err(|e| format!("--ramp-down: {e}"))?,
         None => DriveConfig::default_ramp_down(a.think_scale),
     };
+    let wait = parse_duration(&a.wait).map_err(|e| format!("--wait: {e}"))?;
     let timeout = parse_duration(&a.timeout).map_err(|e| format!("--timeout: {e}"))?;
     if timeout.is_zero() {
         return Err("--timeout must be more than 0".into());
@@ -250,6 +254,7 @@ fn drive_cmd(a: DriveArgs) -> Result<ExitCode, String> {
         items: None,
         customers: None,
         trace,
+        wait,
     };
     serve::install_stop_handlers();
     let tty = std::io::stderr().is_terminal();

@@ -40,7 +40,18 @@ struct Bookstore {
 
 impl Bookstore {
     fn start(db: &[&str], extra: &[&str]) -> Bookstore {
-        let mut child = bin()
+        Bookstore::start_in(db, extra, false)
+    }
+
+    /// `own_group`: the command leads a process group of its own, as a shell job does, so
+    /// a terminal's Ctrl-C can be imitated by signalling the whole group.
+    fn start_in(db: &[&str], extra: &[&str], own_group: bool) -> Bookstore {
+        let mut cmd = bin();
+        if own_group {
+            use std::os::unix::process::CommandExt;
+            cmd.process_group(0);
+        }
+        let mut child = cmd
             .args(["datacenter", "serve", "--tier", "all", "--listen", "127.0.0.1:0", "--items", "1000", "--ebs", "1", "--quiet"])
             .args(db)
             .args(extra)
@@ -59,9 +70,20 @@ impl Bookstore {
     }
 
     /// SIGTERM; the command and its three tiers must be gone within 5 s, exit status 0.
-    fn stop(mut self) {
+    fn stop(self) {
         // SAFETY: signalling our own child by its pid.
         unsafe { libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM) };
+        self.wait_stopped();
+    }
+
+    /// Ctrl-C: SIGINT to the whole process group (the command and its three tiers).
+    fn ctrl_c(self) {
+        // SAFETY: signalling the process group our own child leads.
+        unsafe { libc::kill(-(self.child.id() as libc::pid_t), libc::SIGINT) };
+        self.wait_stopped();
+    }
+
+    fn wait_stopped(mut self) {
         let t0 = Instant::now();
         let status = loop {
             if let Some(s) = self.child.try_wait().unwrap() {
@@ -193,12 +215,15 @@ fn three_tiers_driven_by_every_mix_with_traces_then_clean_shutdown() {
 fn tiers_joined_by_unix_sockets() {
     let d = tmpdir("unix");
     let db = d.join("b.sqlite");
-    let bs = Bookstore::start(&["--db", db.to_str().unwrap()], &["--inner", "unix"]);
+    let bs = Bookstore::start_in(&["--db", db.to_str().unwrap()], &["--inner", "unix"], true);
     let j = d.join("r.json");
     let o = drive(&bs.url, &["--browsers", "2", "--duration", "1s", "--json", j.to_str().unwrap()]);
     assert!(o.status.success(), "{}", text(&o));
     check_report(&json(&j), "shopping");
-    bs.stop();
+    let parent = bs.child.id();
+    bs.ctrl_c();
+    let sockets = std::env::temp_dir().join(format!("interlab-dc-{parent}"));
+    assert!(!sockets.exists(), "{} left behind", sockets.display());
     let _ = std::fs::remove_dir_all(&d);
 }
 
@@ -248,7 +273,13 @@ fn bad_input_gives_clear_errors_never_panics() {
     let under_file = file.join("db.sqlite");
     let garbage = d.join("garbage.jsonl");
     std::fs::write(&garbage, b"{\"v\":1,\"source\":\"drive\"}\n").unwrap();
+    let busy = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let busy_addr = busy.local_addr().unwrap().to_string();
+    let busy_db = d.join("busy.sqlite");
     let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["serve", "--tier", "all", "--listen", &busy_addr, "--db", busy_db.to_str().unwrap()], "the web tier exited before it was ready"),
+        (vec!["serve", "--tier", "web", "--listen", &busy_addr], "cannot listen on"),
+        (vec!["drive", "--session-scale", "1e300"], "--session-scale"),
         (vec!["drive", "--url", "ftp://127.0.0.1:1/"], "only http:// is supported"),
         (vec!["drive", "--url", "127.0.0.1:8080"], "expected http://HOST:PORT/"),
         (vec!["drive", "--url", "http://127.0.0.1:1/", "--duration", "1s"], "cannot reach the bookstore at http://127.0.0.1:1/"),

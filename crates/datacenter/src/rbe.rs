@@ -66,6 +66,8 @@ pub struct DriveConfig {
     pub items: Option<u64>,
     pub customers: Option<u64>,
     pub trace: Option<TraceWriter>,
+    /// Keep retrying the first contact this long (a bookstore still populating).
+    pub wait: Duration,
 }
 
 impl DriveConfig {
@@ -292,13 +294,20 @@ pub fn drive(cfg: &DriveConfig, progress: &mut dyn FnMut(&Progress), interrupted
     if cfg.browsers == 0 {
         return Err("--browsers must be at least 1".into());
     }
-    if !(cfg.think_scale.is_finite() && cfg.think_scale >= 0.0) || !(cfg.session_scale.is_finite() && cfg.session_scale > 0.0) {
-        return Err("--think-scale must be >= 0 and --session-scale > 0".into());
+    if !(cfg.think_scale.is_finite() && (0.0..=100.0).contains(&cfg.think_scale)) || !(cfg.session_scale.is_finite() && cfg.session_scale > 0.0 && cfg.session_scale <= 100.0) {
+        return Err("think scale must be 0..=100 and session scale in (0, 100]".into());
     }
     if cfg.duration.is_zero() {
         return Err("--duration must be more than 0".into());
     }
-    let info = fetch_info(&cfg.url, cfg.timeout)?;
+    let t0 = Instant::now();
+    let info = loop {
+        match fetch_info(&cfg.url, cfg.timeout) {
+            Ok(i) => break i,
+            Err(e) if t0.elapsed() >= cfg.wait || interrupted() => return Err(e),
+            Err(_) => std::thread::sleep(Duration::from_millis(250)),
+        }
+    };
     let items = cfg.items.unwrap_or(info.items).max(5);
     let customers = cfg.customers.unwrap_or(info.customers).max(1);
     let shared = Arc::new(Shared {
