@@ -97,7 +97,7 @@ a{color:#1f4e79;text-decoration:none}a:hover{text-decoration:underline}\
 table.list{width:100%;border-collapse:collapse;background:#fff;box-shadow:0 1px 3px rgba(0,0,0,.08)}\
 table.list th{background:#0f3d3e;color:#fff;text-align:left;padding:6px 10px;font-weight:normal}\
 table.list td{padding:5px 10px;border-bottom:1px solid #eee4d3}table.list tr:nth-child(even) td{background:#fbf7ef}\
-td.num,th.num{text-align:right}\
+td.num,table.list th.num{text-align:right}\
 .subjects{columns:3;column-gap:28px;background:#fff;padding:12px 18px;border:1px solid #e3d8c3;border-radius:6px}\
 .subjects div{padding:2px 0;break-inside:avoid}.subjects span{color:#777;font-size:13px}\
 .book{display:flex;gap:28px;align-items:flex-start}.book img.cover{max-width:240px;height:auto;box-shadow:4px 4px 10px rgba(0,0,0,.35)}\

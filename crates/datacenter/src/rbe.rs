@@ -294,7 +294,9 @@ pub fn drive(cfg: &DriveConfig, progress: &mut dyn FnMut(&Progress), interrupted
     if cfg.browsers == 0 {
         return Err("--browsers must be at least 1".into());
     }
-    if !(cfg.think_scale.is_finite() && (0.0..=100.0).contains(&cfg.think_scale)) || !(cfg.session_scale.is_finite() && cfg.session_scale > 0.0 && cfg.session_scale <= 100.0) {
+    let think_ok = cfg.think_scale.is_finite() && (0.0..=100.0).contains(&cfg.think_scale);
+    let session_ok = cfg.session_scale.is_finite() && cfg.session_scale > 0.0 && cfg.session_scale <= 100.0;
+    if !(think_ok && session_ok) {
         return Err("think scale must be 0..=100 and session scale in (0, 100]".into());
     }
     if cfg.duration.is_zero() {

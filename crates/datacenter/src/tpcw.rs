@@ -342,12 +342,12 @@ impl Cbmg {
             let row = &mut cum[src.index()];
             let mut last = 0u16;
             let mut ti = 0usize;
-            for col in 0..N_INTERACTIONS {
+            for (col, cell) in row.iter_mut().enumerate() {
                 if ti < targets.len() && targets[ti].0.index() == col {
                     last = targets[ti].1;
                     ti += 1;
                 }
-                row[col] = last;
+                *cell = last;
             }
         }
         Cbmg { cum }

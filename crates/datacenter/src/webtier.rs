@@ -37,10 +37,13 @@ pub struct WebConfig {
 /// Image bytes cached in memory, at most.
 pub const IMAGE_CACHE_BYTES: usize = 64 << 20;
 
+/// Cached images by path, and their total bytes.
+type ImageCache = (HashMap<String, Arc<Vec<u8>>>, usize);
+
 struct Web {
     cfg: WebConfig,
     pool: Pool,
-    images: Mutex<(HashMap<String, Arc<Vec<u8>>>, usize)>,
+    images: Mutex<ImageCache>,
 }
 
 impl Web {
