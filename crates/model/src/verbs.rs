@@ -484,6 +484,17 @@ impl VerbsSetup {
                 bw = total_bytes as f64 / (b - a) as f64 * 1e6;
             }
         }
+        // Two stacks at once: the aggregate is all bytes over the union of the measured
+        // intervals (as for any multi-flow point); it is split between the stacks in
+        // proportion to each stack's rate over its own flows' interval. (Flows move fixed
+        // byte counts, so the faster stack finishes first; its own-interval rate is the one
+        // it had while both ran.)
+        let rates: Vec<(String, f64)> = groups
+            .into_iter()
+            .map(|(name, (a, b), bytes)| (name, if b > a { bytes as f64 / (b - a) as f64 * 1e6 } else { 0.0 }))
+            .collect();
+        let sum: f64 = rates.iter().map(|g| g.1).sum();
+        let by_stack: Vec<(String, f64)> = rates.into_iter().map(|(n, r)| (n, if sum > 0.0 { bw * r / sum } else { 0.0 })).collect();
         let (value, unit, summary) = if spec.kind == PatternKind::Latency {
             let s = Summary::of(&latencies).ok_or_else(|| ModelError("no latency samples (iterations = 0?)".into()))?;
             (s.mean, "us", Some(s))
@@ -510,10 +521,7 @@ impl VerbsSetup {
             bytes_sent: sent,
             bytes_received: received,
             server_cpu_percent,
-            by_stack: groups
-                .into_iter()
-                .map(|(name, (a, b), bytes)| (name, if b > a { bytes as f64 / (b - a) as f64 * 1e6 } else { 0.0 }))
-                .collect(),
+            by_stack,
         })
     }
 }

@@ -70,3 +70,12 @@ pub fn smallest(s: &SeriesResult) -> Result<(f64, String, Option<f64>), String> 
     let &(size, v) = s.points.iter().min_by_key(|p| p.0).ok_or("empty series")?;
     Ok((v, format!("`{}` at {size} B", s.label), Some(size as f64)))
 }
+
+/// Mean of a series over the x values `keep` accepts.
+pub fn mean_where(s: &SeriesResult, keep: impl Fn(u64) -> bool) -> Result<f64, String> {
+    let v: Vec<f64> = s.points.iter().filter(|p| keep(p.0)).map(|p| p.1).collect();
+    if v.is_empty() {
+        return Err(format!("`{}` has no points in the range", s.label));
+    }
+    Ok(v.iter().sum::<f64>() / v.len() as f64)
+}

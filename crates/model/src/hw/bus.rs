@@ -45,12 +45,12 @@ impl Pipe {
             return ready;
         }
         // Find the first gap of `dur` at or after `ready`.
+        // Intervals are sorted and disjoint, so their ends are sorted too: skip every one
+        // that ends by `ready` with a binary search (callers may reserve far ahead).
         let mut start = ready;
+        let first = self.busy.partition_point(|&(_, e)| e <= start);
         let mut idx = self.busy.len();
-        for (i, &(s, e)) in self.busy.iter().enumerate() {
-            if e <= start {
-                continue;
-            }
+        for (i, &(s, e)) in self.busy.iter().enumerate().skip(first) {
             if s >= start + dur {
                 idx = i;
                 break;

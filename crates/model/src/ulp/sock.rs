@@ -284,6 +284,7 @@ impl Node {
     pub(crate) fn rx_ready(&mut self, q: usize, t: Time, packets: u64, eth_aic: Option<bool>) -> (Time, Time) {
         let irq_ns = self.stack().interrupt_ns;
         let ipoib_delay_us = self.stack().ipoib_rx_usecs;
+        let napi = self.stack().napi;
         let qu = &mut self.sock.queues[q];
         qu.seq += 1;
         let delay_us = match eth_aic {
@@ -305,7 +306,7 @@ impl Node {
         if t < qu.irq_at {
             return (qu.irq_at, 0);
         }
-        if t <= qu.poll_until {
+        if t <= qu.poll_until && napi {
             return (t, 0);
         }
         qu.interrupts += 1;
@@ -345,6 +346,11 @@ impl Node {
     /// to its program. `copy` is false when the data already sits in the user's buffer
     /// (zero copy). Returns when the application's core is done.
     pub(crate) fn sock_deliver(&mut self, chan: u32, t: Time, copy: bool, ctx: &mut Ctx<'_, Ev>) -> Time {
+        self.sock_deliver_from(chan, t, copy, true, ctx)
+    }
+
+    /// [`Node::sock_deliver`]; `wake` false when the caller already woke the application.
+    pub(crate) fn sock_deliver_from(&mut self, chan: u32, t: Time, copy: bool, wake: bool, ctx: &mut Ctx<'_, Ev>) -> Time {
         let end = self.sock_end(chan);
         let new = end.rcv - end.delivered;
         if new == 0 {
@@ -355,7 +361,7 @@ impl Node {
         let proc = self.chans[&chan].proc;
         let st = self.stack().clone();
         self.on_cpu(core, t, |n, start| {
-            let idle = n.core_free[core] <= t;
+            let idle = wake && n.core_free[core] <= t;
             let mut c = start + ns(st.syscall_ns) + if idle { ns(st.wakeup_ns) } else { 0 };
             if copy {
                 c += st.copy_ps(new, size);

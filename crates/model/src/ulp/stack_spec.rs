@@ -30,12 +30,23 @@ pub struct StackSpec {
     pub ipoib_ud_csum_offload: bool,
     /// Taking one interrupt and scheduling the stack's poll, ns.
     pub interrupt_ns: f64,
+    /// The drivers poll (NAPI): completions that arrive while the poll loop runs take no
+    /// interrupt of their own. Off: an interrupt per completion.
+    pub napi: bool,
     /// Waking a process blocked in recv() or send() and switching to it, ns.
     pub wakeup_ns: f64,
+    /// TCP input runs in the receiving process's context when it waits in recv() (Linux
+    /// prequeue): the interrupt core does only driver work, the application's core the
+    /// TCP input and acknowledgements. Off: all of it on the interrupt core.
+    pub prequeue: bool,
     /// TCP/IP output work per segment (per 64 KiB super-segment with LSO), ns.
     pub tcp_tx_ns: f64,
     /// TCP/IP input work per segment delivered to TCP (per aggregate with LRO), ns.
     pub tcp_rx_ns: f64,
+    /// IP-layer input per packet (per aggregate with LRO), in the interrupt context, ns.
+    pub ip_rx_ns: f64,
+    /// TCP output of a pure acknowledgement (with its driver work), ns.
+    pub tcp_ack_tx_ns: f64,
     /// TCP input work for a pure acknowledgement, ns.
     pub tcp_ack_rx_ns: f64,
     /// IPoIB driver work per IP packet (or LSO work request) sent, ns.
@@ -97,9 +108,13 @@ impl StackSpec {
             csum_mbytes_per_s: t.param("csum_mbytes_per_s", "MB/s")?,
             ipoib_ud_csum_offload: t.param_u64("ipoib_ud_csum_offload", "flag", 0)? != 0,
             interrupt_ns: t.param("interrupt_ns", "ns")?,
+            napi: t.param_u64("napi", "flag", 0)? != 0,
             wakeup_ns: t.param("wakeup_ns", "ns")?,
+            prequeue: t.param_u64("prequeue", "flag", 0)? != 0,
             tcp_tx_ns: t.param("tcp_tx_ns", "ns")?,
             tcp_rx_ns: t.param("tcp_rx_ns", "ns")?,
+            ip_rx_ns: t.param("ip_rx_ns", "ns")?,
+            tcp_ack_tx_ns: t.param("tcp_ack_tx_ns", "ns")?,
             tcp_ack_rx_ns: t.param("tcp_ack_rx_ns", "ns")?,
             ipoib_tx_ns: t.param("ipoib_tx_ns", "ns")?,
             ipoib_rx_ns: t.param("ipoib_rx_ns", "ns")?,

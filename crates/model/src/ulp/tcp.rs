@@ -125,14 +125,14 @@ impl Node {
     /// Sends a pure acknowledgement standing for `segs` delayed ACKs, from the current core at `t`.
     pub(crate) fn tcp_send_ack(&mut self, chan: u32, segs: u64, t: Time, ctx: &mut Ctx<'_, Ev>) -> Time {
         let g = self.tcp_geometry(chan);
-        let tcp_tx = self.stack().tcp_tx_ns;
+        let ack_tx = self.stack().tcp_ack_tx_ns;
         let qp = self.chans[&chan].qps[0];
         let end = self.sock_end(chan);
         end.unacked_segs = 0;
         end.unacked_bytes = 0;
         end.delack_seq += 1;
         let meta = MsgMeta { chan, tag: 0, msg_id: end.rcv, parts: 1, bytes: 0, notify: true, ulp: UlpKind::Ack { packets: segs.max(1) as u32 } };
-        let t = t + ns(tcp_tx + g.tx_ns);
+        let t = t + ns(ack_tx);
         self.post_wr(qp, Op::Send, g.hdr, meta, t, ctx)
     }
 
@@ -155,7 +155,7 @@ impl Node {
             let ack = meta.msg_id;
             match meta.ulp {
                 UlpKind::Ack { packets: acks } => {
-                    t += acks as u64 * ns(st.tcp_ack_rx_ns);
+                    t += acks as u64 * ns(st.ip_rx_ns + st.tcp_ack_rx_ns);
                     t += (acks as u64).saturating_sub(1) * ns(g.rx_ns);
                     t = n.tcp_acked(chan, ack, t, ctx);
                 }
@@ -177,8 +177,8 @@ impl Node {
                             n.sock.queues[q].lro_chans.push(chan);
                         }
                     } else {
-                        t += packets * ns(st.tcp_rx_ns);
-                        t = n.tcp_data(chan, bytes, packets, meta, t, ctx);
+                        t += packets * ns(st.ip_rx_ns);
+                        t = n.tcp_input(chan, bytes, packets, meta, t, ctx);
                     }
                 }
                 _ => {}
@@ -214,12 +214,33 @@ impl Node {
         let Some((bytes, _pkts, meta)) = self.sock_end(chan).lro.take() else {
             return t;
         };
-        let t = t + ns(self.stack().tcp_rx_ns);
-        self.tcp_data(chan, bytes, 1, meta, t, ctx)
+        let t = t + ns(self.stack().ip_rx_ns);
+        self.tcp_input(chan, bytes, 1, meta, t, ctx)
     }
 
-    /// TCP input of `bytes` in `segs` segments: acknowledge, then hand the data to the
-    /// application. Runs on the interrupt core at `t`; returns when it is done there.
+    /// TCP input of `segs` segments (or aggregates) from the interrupt core at `t`: there,
+    /// or with prequeue in the woken application's context. Returns when the interrupt
+    /// core is done.
+    fn tcp_input(&mut self, chan: u32, bytes: u64, segs: u64, meta: MsgMeta, t: Time, ctx: &mut Ctx<'_, Ev>) -> Time {
+        let st = self.stack().clone();
+        if !st.prequeue {
+            let t = t + segs * ns(st.tcp_rx_ns);
+            let t = self.tcp_data(chan, bytes, segs, meta, t, ctx);
+            self.sock_deliver(chan, t, true, ctx);
+            return t;
+        }
+        let core = self.app_core(chan);
+        let a = self.on_cpu(core, t, |n, a| {
+            let idle = n.core_free[core] <= t;
+            let a = a + if idle { ns(st.wakeup_ns) } else { 0 } + segs * ns(st.tcp_rx_ns);
+            n.tcp_data(chan, bytes, segs, meta, a, ctx)
+        });
+        self.sock_deliver_from(chan, a, true, false, ctx);
+        t
+    }
+
+    /// TCP input of `bytes` in `segs` segments: take the data and acknowledge. Runs on the
+    /// current core at `t`; returns when it is done there.
     fn tcp_data(&mut self, chan: u32, bytes: u64, segs: u64, meta: MsgMeta, t: Time, ctx: &mut Ctx<'_, Ev>) -> Time {
         let (every, delack_us) = (self.stack().ack_every_packets, self.stack().delack_us);
         let end = self.sock_end(chan);
@@ -240,7 +261,6 @@ impl Node {
             let seq = end.delack_seq;
             ctx.send_at(ctx.me(), t + (delack_us * 1e6) as Time, Ev::SockTimer { chan, seq });
         }
-        self.sock_deliver(chan, t, true, ctx);
         t
     }
 
