@@ -1,0 +1,103 @@
+//! Ablations of the socket stacks: turning a mechanism on or off moves results the way the
+//! mechanism says (LRO, LSO, jumbo frames, adaptive coalescing, the SDP zero-copy
+//! threshold), and the stacks conserve bytes.
+
+use interlab_model::ulp::sock::{SockKind, SockStack};
+use interlab_model::{Point, Ports, Profile, Service, VerbsSetup};
+use interlab_patterns::{Op, PatternKind, PatternSpec};
+use std::sync::Arc;
+
+fn run(stack: SockStack, kind: PatternKind, size: u64, procs: u32) -> Point {
+    let p = Arc::new(Profile::load("r805-connectx-ddr").unwrap());
+    let mut v = VerbsSetup::new(p, Service::Rc, Ports::One, procs);
+    v.sock = Some(stack);
+    let (warmup, iterations, window) = if kind == PatternKind::Latency { (3, 20, 1) } else { (1, 3, 16) };
+    let p = v.run(&PatternSpec { kind, op: Op::Send, size, window, warmup, iterations }).unwrap_or_else(|e| panic!("{}: {e}", stack.describe()));
+    assert_eq!(p.bytes_sent, p.bytes_received, "{}: bytes conserved", stack.describe());
+    p
+}
+
+fn ud(lro: bool, lso: bool) -> SockStack {
+    SockStack { lro: Some(lro), lso: Some(lso), ..SockStack::ipoib_ud() }
+}
+
+#[test]
+fn lro_merges_packets_so_large_messages_arrive_sooner_and_cost_less() {
+    // With LSO the sender's packets come back to back, so the receiver's poll finds
+    // several waiting and merges them. (Without LSO they trickle in slower than the
+    // receiver handles them and LRO has nothing to merge.)
+    let (off, on) = (run(ud(false, true), PatternKind::Latency, 65536, 1), run(ud(true, true), PatternKind::Latency, 65536, 1));
+    assert!(on.value < off.value * 0.9, "LRO latency {:.1} us vs {:.1} us without", on.value, off.value);
+    // Eight streams share one interrupt core: LRO relieves it.
+    let (off, on) = (run(ud(false, true), PatternKind::Bandwidth, 65536, 8), run(ud(true, true), PatternKind::Bandwidth, 65536, 8));
+    assert!(on.value > off.value * 1.2, "8 streams: LRO {:.0} vs {:.0} MB/s", on.value, off.value);
+}
+
+#[test]
+fn lso_moves_segmentation_to_the_adapter() {
+    let (off, on) = (run(ud(true, false), PatternKind::Bandwidth, 65536, 1), run(ud(true, true), PatternKind::Bandwidth, 65536, 1));
+    assert!(on.value > off.value * 1.2, "LSO {:.0} vs {:.0} MB/s", on.value, off.value);
+}
+
+#[test]
+fn jumbo_frames_beat_normal_frames() {
+    let eth = SockStack::new(SockKind::Eth);
+    let (jumbo, normal) = (run(eth, PatternKind::Bandwidth, 65536, 1), run(SockStack { eth_mtu: 1500, ..eth }, PatternKind::Bandwidth, 65536, 1));
+    assert!(jumbo.value > normal.value, "9000: {:.0}, 1500: {:.0} MB/s", jumbo.value, normal.value);
+    // Without LSO the stack handles every 1500-byte frame itself: much worse.
+    let no_lso = run(SockStack { eth_mtu: 1500, lso: Some(false), ..eth }, PatternKind::Bandwidth, 65536, 1);
+    assert!(no_lso.value < normal.value, "1500 without LSO {:.0} vs with {:.0}", no_lso.value, normal.value);
+}
+
+#[test]
+fn adaptive_coalescing_takes_the_interrupt_delay_out_of_small_messages() {
+    let eth = SockStack::new(SockKind::Eth);
+    let (aic, fixed) = (run(eth, PatternKind::Latency, 1, 1), run(SockStack { aic: false, ..eth }, PatternKind::Latency, 1, 1));
+    let p = Profile::load("r805-connectx-ddr").unwrap();
+    let delay = p.eth.unwrap().rx_usecs;
+    // Each one-way trip waits for the static timer once.
+    assert!((fixed.value - aic.value - delay).abs() < 1.0, "static {:.1} us, adaptive {:.1} us, timer {delay} us", fixed.value, aic.value);
+}
+
+#[test]
+fn sdp_zero_copy_threshold_trades_a_round_trip_for_the_copies() {
+    let sdp = SockStack::new(SockKind::Sdp);
+    let raised = SockStack { sdp_zcopy_threshold: 1 << 21, ..sdp };
+    // At the 64 KiB default threshold every message pays zero copy's handshake unpipelined.
+    let (zc, bc) = (run(sdp, PatternKind::Bandwidth, 65536, 1), run(raised, PatternKind::Bandwidth, 65536, 1));
+    assert!(zc.value < bc.value, "64 KiB: zero copy {:.0} vs buffered {:.0} MB/s", zc.value, bc.value);
+    // Large messages: zero copy spares the server (receiver) its copies.
+    let (zc, bc) = (run(sdp, PatternKind::Bandwidth, 1 << 20, 1), run(raised, PatternKind::Bandwidth, 1 << 20, 1));
+    assert!(zc.server_cpu_percent < bc.server_cpu_percent, "1 MiB CPU: zero copy {:.1}% vs buffered {:.1}%", zc.server_cpu_percent, bc.server_cpu_percent);
+}
+
+#[test]
+fn sdp_bypasses_tcp_and_ipoib_connected_mode_needs_no_offloads() {
+    let (sdp, rc) = (run(SockStack::sdp_bc(), PatternKind::Latency, 1, 1), run(SockStack::new(SockKind::IpoibRc), PatternKind::Latency, 1, 1));
+    assert!(sdp.value < rc.value, "SDP {:.1} us vs IPoIB-RC {:.1} us", sdp.value, rc.value);
+    let (rc, ud) = (run(SockStack::new(SockKind::IpoibRc), PatternKind::Bandwidth, 65536, 1), run(ud(false, false), PatternKind::Bandwidth, 65536, 1));
+    assert!(rc.value > ud.value, "64 KiB MTU {:.0} vs 2 KiB MTU {:.0} MB/s", rc.value, ud.value);
+}
+
+#[test]
+fn two_stacks_at_once_share_the_adapter() {
+    let p = Arc::new(Profile::load("r805-connectx-ddr").unwrap());
+    let mut v = VerbsSetup::new(p, Service::Rc, Ports::One, 4);
+    v.sock = Some(SockStack::new(SockKind::Eth));
+    v.sock_mix = Some(SockStack::new(SockKind::IpoibRc));
+    let pt = v.run(&PatternSpec { kind: PatternKind::Bandwidth, op: Op::Send, size: 65536, window: 16, warmup: 1, iterations: 3 }).unwrap();
+    assert_eq!(pt.by_stack.len(), 2, "{:?}", pt.by_stack);
+    let sum: f64 = pt.by_stack.iter().map(|s| s.1).sum();
+    assert!((sum - pt.value).abs() < 1e-6 * pt.value, "shares {:?} add up to {}", pt.by_stack, pt.value);
+    // Together they exceed either port alone, and stay within the PCIe link.
+    let eth_alone = run(SockStack::new(SockKind::Eth), PatternKind::Bandwidth, 65536, 2).value;
+    assert!(pt.value > eth_alone, "both {:.0} vs 10GigE alone {eth_alone:.0} MB/s", pt.value);
+    assert!(pt.value < 2000.0, "{:.0} MB/s exceeds a PCIe 1.1 x8 link", pt.value);
+}
+
+#[test]
+fn stacks_are_deterministic() {
+    let a = run(ud(true, true), PatternKind::Bandwidth, 16384, 2);
+    let b = run(ud(true, true), PatternKind::Bandwidth, 16384, 2);
+    assert_eq!((a.value, a.events, a.sim_time_ps), (b.value, b.events, b.sim_time_ps));
+}
