@@ -67,7 +67,13 @@ fn record(exp: &Experiment, s: &SeriesSpec, spec: &PatternSpec, miles: Option<f6
         ports: s.setup.ports.name().into(),
         processes: s.setup.procs_per_node,
         size_bytes: spec.size,
-        metric: if p.unit == "us" { "latency_us".into() } else { "bandwidth_MBps".into() },
+        metric: if s.measure == Measure::Connect {
+            "connect_us".into()
+        } else if p.unit == "us" {
+            "latency_us".into()
+        } else {
+            "bandwidth_MBps".into()
+        },
         value: p.value,
         unit: p.unit.into(),
         summary: p.summary,
@@ -100,7 +106,8 @@ pub fn run_experiment(exp: &Experiment, tick: &(dyn Fn() + Sync)) -> Result<Vec<
             }
             setup.clients = pt.clients;
             setup.procs_per_node = pt.procs;
-            let r = setup.run(&spec).map(|p| (i, pt, p)).map_err(|e| (s.label.clone(), pt.size, e));
+            let r = if s.measure == Measure::Connect { setup.connect_time() } else { setup.run(&spec) };
+            let r = r.map(|p| (i, pt, p)).map_err(|e| (s.label.clone(), pt.size, e));
             tick();
             r
         })
@@ -122,7 +129,7 @@ pub fn run_experiment(exp: &Experiment, tick: &(dyn Fn() + Sync)) -> Result<Vec<
         };
         let mut p = p;
         let part = match s.measure {
-            Measure::Total => None,
+            Measure::Total | Measure::Connect => None,
             Measure::First => s.setup.sock,
             Measure::Second => s.setup.sock_mix,
         };

@@ -45,6 +45,8 @@ pub enum Measure {
     First,
     /// The `socket_mix` stack's share.
     Second,
+    /// Connection set-up time of the `socket` stack (us) instead of the pattern.
+    Connect,
 }
 
 /// What a series' x axis is.
@@ -276,12 +278,16 @@ fn parse_series(file: &str, base: Option<&Path>, l: &mut Layers, label_default: 
     if sock_mix.is_some() && sock.is_none() {
         return Err(l.pick("socket_mix").err("socket_mix", "needs `socket` too (the first half of the streams)"));
     }
-    let measure = match l.pick("measure").choice("measure", &["total", "first", "second"], Some("total"))?.as_str() {
+    let measure = match l.pick("measure").choice("measure", &["total", "first", "second", "connect"], Some("total"))?.as_str() {
         "first" => Measure::First,
         "second" => Measure::Second,
+        "connect" => Measure::Connect,
         _ => Measure::Total,
     };
-    if measure != Measure::Total && sock_mix.is_none() {
+    if measure == Measure::Connect && sock.is_none() {
+        return Err(l.pick("measure").err("measure", "`connect` times a socket stack's connection set-up: set `socket`"));
+    }
+    if matches!(measure, Measure::First | Measure::Second) && sock_mix.is_none() {
         return Err(l.pick("measure").err("measure", "`first`/`second` need two stacks (`socket` and `socket_mix`)"));
     }
     if sock.is_some() && profile.stack.is_none() {

@@ -32,6 +32,7 @@ pub fn study() -> StudyDef {
             fig!("fig2b", "Hot-spot latency at 16 KiB", "Latency (us)", "Clients", Scale::Linear),
             fig!("fig3a", "Fan-in bandwidth at 16 KiB", "Bandwidth (MB/s)", "Clients", Scale::Linear),
             fig!("fig3b", "Fan-out bandwidth at 16 KiB", "Bandwidth (MB/s)", "Clients", Scale::Linear),
+            fig!("fig7", "Connection set-up time", "Set-up time (us)", "", Scale::Linear),
         ],
         claims,
     }
@@ -77,6 +78,10 @@ fn claims(r: &FigureResults) -> Vec<Computed> {
                 notes.push(format!("{fig}: server CPU IPoIB {ci:.0}%, SDP {cs:.0}%: {lower:.0}% lower"));
             }
             Ok((ok, notes.join("; ")))
+        }),
+        num("sdp.conn.sdp_extra", || {
+            let (i, d) = (series(r, "fig7", "IPoIB")?.max(), series(r, "fig7", "SDP")?.max());
+            Ok((d - i, format!("SDP {d:.0} us - IPoIB {i:.0} us"), None))
         }),
         num("sdp.lat.vapi_sr", || smallest(series(r, "fig1a", "VAPI send/receive")?)),
         num("sdp.lat.vapi_rdma", || smallest(series(r, "fig1a", "VAPI RDMA write")?)),

@@ -2,6 +2,7 @@
 //! datagram- and UC-based designs with MPI-level reliability) and stream sockets (kernel
 //! TCP/IP over IPoIB or Ethernet, and SDP) with the host CPU work under them.
 
+pub mod connect;
 pub mod mpi;
 pub mod sdp;
 pub mod sock;
