@@ -451,8 +451,8 @@ impl Node {
             self.bus.dma_write(ready, 8);
         }
         let ser = link.ser_ps(wire, count);
-        let depart = ready.max(self.port_free[port as usize]);
-        self.port_free[port as usize] = depart + ser;
+        let depart = ready.max(self.port_free[port]);
+        self.port_free[port] = depart + ser;
         let pkt = Packet { dst_node, dst_port, dst_qp, kind, service, psn, ack_req, payload, wire_bytes: wire, count: count as u32, wr_id, meta };
         ctx.send_at(self.switch, depart + link.prop_ps(), Ev::PktAtSwitch { in_port: self.switch_port_base + port as u16, ser_ps: ser, pkt });
         self.stats.packets_sent += count;

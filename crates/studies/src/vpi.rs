@@ -31,8 +31,8 @@ pub fn study() -> StudyDef {
             fig!("fig3", "Multi-stream bandwidth, 10GigE", "Bandwidth (Mb/s)", 0.125),
             fig!("fig4", "Multi-stream bandwidth, IPoIB", "Bandwidth (Mb/s)", 0.125),
             fig!("fig5", "Multi-stream bandwidth, SDP", "Bandwidth (Mb/s)", 0.125),
-            study_figure!("vpi", "fig6", "10GigE + IPoIB at once (64 KiB)", x: "Streams (N+N)", Scale::Linear, y: "Bandwidth (Mb/s)", Scale::Linear, div: 0.125),
-            study_figure!("vpi", "fig7", "10GigE + SDP at once (64 KiB)", x: "Streams (N+N)", Scale::Linear, y: "Bandwidth (Mb/s)", Scale::Linear, div: 0.125),
+            study_figure!("vpi", "fig6", "10GigE + IPoIB at once (64 KiB)", x: "Streams in total (N+N)", Scale::Linear, y: "Bandwidth (Mb/s)", Scale::Linear, div: 0.125),
+            study_figure!("vpi", "fig7", "10GigE + SDP at once (64 KiB)", x: "Streams in total (N+N)", Scale::Linear, y: "Bandwidth (Mb/s)", Scale::Linear, div: 0.125),
         ],
         claims,
     }

@@ -27,14 +27,25 @@ use interlab_patterns::{Message, Op};
 /// address; MODEL-FACTS 4.2).
 const SDP_AVAIL_BYTES: u64 = 16;
 
+/// One SDP work request: the verb, its bytes, the SDP message, and the pattern message it
+/// belongs to (tag, size).
+struct Post {
+    op: Op,
+    bytes: u64,
+    msg: SdpMsg,
+    tag: u32,
+    size: u64,
+    notify: bool,
+}
+
 impl Node {
-    fn sdp_post(&mut self, chan: u32, op: Op, bytes: u64, msg: SdpMsg, tag: u32, size: u64, notify: bool, t: Time, ctx: &mut Ctx<'_, Ev>) -> Time {
+    fn sdp_post(&mut self, chan: u32, p: Post, t: Time, ctx: &mut Ctx<'_, Ev>) -> Time {
         let qp = self.chans[&chan].qps[0];
         let end = self.sock_end(chan);
         // Every message advertises the buffers this end has freed.
         let credits = std::mem::take(&mut end.owed);
-        let meta = MsgMeta { chan, tag, msg_id: credits, parts: 1, bytes: size, notify, ulp: UlpKind::Sdp(msg) };
-        self.post_wr(qp, op, bytes, meta, t, ctx)
+        let meta = MsgMeta { chan, tag: p.tag, msg_id: credits, parts: 1, bytes: p.size, notify: p.notify, ulp: UlpKind::Sdp(p.msg) };
+        self.post_wr(qp, p.op, p.bytes, meta, t, ctx)
     }
 
     /// send() of `m` by the application at `t`; returns when its core is done.
@@ -54,7 +65,7 @@ impl Node {
             }
             end.zc_busy = true;
             t += ns(st.sdp_tx_ns);
-            return self.sdp_post(m.chan, Op::Send, st.sdp_header_bytes, SdpMsg::Ctrl, m.tag, 0, true, t, ctx);
+            return self.sdp_post(m.chan, Post { op: Op::Send, bytes: st.sdp_header_bytes, msg: SdpMsg::Ctrl, tag: m.tag, size: 0, notify: true }, t, ctx);
         }
         let end = self.sock_end(m.chan);
         if m.bytes >= end.stack.sdp_zcopy_threshold || end.zc_busy {
@@ -85,7 +96,7 @@ impl Node {
                 continue;
             }
             end.credits -= 1;
-            t = self.sdp_post(m.chan, Op::Send, len + st.sdp_header_bytes, SdpMsg::Data { bytes: len }, m.tag, m.bytes, true, t, ctx);
+            t = self.sdp_post(m.chan, Post { op: Op::Send, bytes: len + st.sdp_header_bytes, msg: SdpMsg::Data { bytes: len }, tag: m.tag, size: m.bytes, notify: true }, t, ctx);
         }
         t
     }
@@ -114,10 +125,10 @@ impl Node {
         if sink {
             self.sock_end(chan).sinks.pop_front();
             // Write-based zero copy into the advertised buffer, then the completion message.
-            t = self.sdp_post(chan, Op::RdmaWrite, m.bytes, SdpMsg::ZcData, m.tag, m.bytes, false, t, ctx);
-            self.sdp_post(chan, Op::Send, st.sdp_header_bytes, SdpMsg::WrCompl { bytes: m.bytes }, m.tag, m.bytes, true, t, ctx)
+            t = self.sdp_post(chan, Post { op: Op::RdmaWrite, bytes: m.bytes, msg: SdpMsg::ZcData, tag: m.tag, size: m.bytes, notify: false }, t, ctx);
+            self.sdp_post(chan, Post { op: Op::Send, bytes: st.sdp_header_bytes, msg: SdpMsg::WrCompl { bytes: m.bytes }, tag: m.tag, size: m.bytes, notify: true }, t, ctx)
         } else {
-            self.sdp_post(chan, Op::Send, st.sdp_header_bytes + SDP_AVAIL_BYTES, SdpMsg::SrcAvail { index: idx }, m.tag, m.bytes, true, t, ctx)
+            self.sdp_post(chan, Post { op: Op::Send, bytes: st.sdp_header_bytes + SDP_AVAIL_BYTES, msg: SdpMsg::SrcAvail { index: idx }, tag: m.tag, size: m.bytes, notify: true }, t, ctx)
         }
     }
 
@@ -131,7 +142,7 @@ impl Node {
         }
         let (idx, size) = (end.recv_msgs, end.recv_size);
         let t = t + st.reg_ps(size) + ns(st.sdp_tx_ns);
-        self.sdp_post(chan, Op::Send, st.sdp_header_bytes + SDP_AVAIL_BYTES, SdpMsg::SinkAvail { index: idx }, 0, 0, true, t, ctx)
+        self.sdp_post(chan, Post { op: Op::Send, bytes: st.sdp_header_bytes + SDP_AVAIL_BYTES, msg: SdpMsg::SinkAvail { index: idx }, tag: 0, size: 0, notify: true }, t, ctx)
     }
 
     /// An SDP message's completion reached the host.
@@ -158,7 +169,7 @@ impl Node {
                         let core = n.app_core(chan);
                         n.on_cpu(core, app, |n, a| {
                             let a = a + ns(st.sdp_tx_ns);
-                            n.sdp_post(chan, Op::Send, st.sdp_header_bytes, SdpMsg::Credit, 0, 0, true, a, ctx)
+                            n.sdp_post(chan, Post { op: Op::Send, bytes: st.sdp_header_bytes, msg: SdpMsg::Credit, tag: 0, size: 0, notify: true }, a, ctx)
                         });
                     }
                     t
@@ -167,7 +178,7 @@ impl Node {
                 SdpMsg::Ctrl => {
                     // The peer re-establishes its control state: answer at once.
                     let t = t + ns(st.sdp_tx_ns);
-                    n.sdp_post(chan, Op::Send, st.sdp_header_bytes, SdpMsg::CtrlAck, 0, 0, true, t, ctx)
+                    n.sdp_post(chan, Post { op: Op::Send, bytes: st.sdp_header_bytes, msg: SdpMsg::CtrlAck, tag: 0, size: 0, notify: true }, t, ctx)
                 }
                 SdpMsg::CtrlAck => {
                     n.sdp_kick_at(chan, t + ns(st.wakeup_ns), ctx);
@@ -217,7 +228,7 @@ impl Node {
             let Some((len, meta)) = end.bc_queue.pop_front() else { return t };
             end.credits -= 1;
             let UlpKind::Sdp(msg) = meta.ulp else { unreachable!() };
-            t = self.sdp_post(chan, Op::Send, len + hdr, msg, meta.tag, meta.bytes, true, t, ctx);
+            t = self.sdp_post(chan, Post { op: Op::Send, bytes: len + hdr, msg, tag: meta.tag, size: meta.bytes, notify: true }, t, ctx);
         }
     }
 
@@ -248,7 +259,7 @@ impl Node {
                 let app = self.app_core(chan);
                 self.on_cpu(app, t, |n, a| {
                     let a = a + ns(st.wakeup_ns + st.sdp_tx_ns);
-                    n.sdp_post(chan, Op::Send, st.sdp_header_bytes + 4, SdpMsg::RdCompl, meta.tag, meta.bytes, true, a, ctx)
+                    n.sdp_post(chan, Post { op: Op::Send, bytes: st.sdp_header_bytes + 4, msg: SdpMsg::RdCompl, tag: meta.tag, size: meta.bytes, notify: true }, a, ctx)
                 });
                 let end = self.sock_end(chan);
                 end.rcv += meta.bytes;

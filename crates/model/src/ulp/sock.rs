@@ -234,15 +234,9 @@ pub struct RxQueue {
 }
 
 /// Per-host socket state beside the adapter: the receive queues.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct SockHost {
     pub queues: [RxQueue; 2],
-}
-
-impl Default for SockHost {
-    fn default() -> Self {
-        SockHost { queues: [RxQueue::default(), RxQueue::default()] }
-    }
 }
 
 impl Node {

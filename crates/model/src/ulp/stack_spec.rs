@@ -172,7 +172,6 @@ impl StackSpec {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use crate::profile::Profile;
 
     #[test]

@@ -251,7 +251,7 @@ impl Node {
         let mut t = t;
         let mss = self.tcp_geometry(chan).mss;
         let end = self.sock_end(chan);
-        end.rx_pushed = bytes % mss != 0;
+        end.rx_pushed = !bytes.is_multiple_of(mss);
         // Linux acknowledges at once when more than one full segment is unacknowledged
         // (every second segment), otherwise it delays the ACK.
         if end.unacked_bytes > (every - 1) * mss {
