@@ -48,7 +48,7 @@ impl Sqlite {
         conn.busy_timeout(BUSY_TIMEOUT).map_err(|e| what(&e))?;
         // The first statements touch the file: an unwritable place or a non-database file fails here.
         conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get::<_, String>(0)).map_err(|e| what(&e))?;
-        conn.execute_batch("PRAGMA synchronous=NORMAL; PRAGMA temp_store=MEMORY; CREATE TABLE IF NOT EXISTS dc_probe (x INTEGER); DROP TABLE dc_probe;")
+        conn.execute_batch("PRAGMA synchronous=NORMAL; PRAGMA temp_store=MEMORY; CREATE TABLE IF NOT EXISTS dc_probe (x INTEGER); DROP TABLE IF EXISTS dc_probe;")
             .map_err(|e| what(&e))?;
         conn.set_prepared_statement_cache_capacity(64);
         Ok(Sqlite { conn, path: path.to_path_buf() })
