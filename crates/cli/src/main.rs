@@ -1,5 +1,6 @@
 //! `interlab`: argument parsing and wiring only; the work lives in the library crates.
 
+mod calibrate_cmd;
 mod commands;
 mod datacenter_cmd;
 mod live_cmd;
@@ -61,6 +62,8 @@ enum Cmd {
         #[command(subcommand)]
         cmd: datacenter_cmd::DcCmd,
     },
+    /// Measure host primitives live against a daemon and write a fitted profile (see docs/calibrate.md).
+    Calibrate(Box<calibrate_cmd::CalibrateArgs>),
     /// List the built-in profiles, or print one.
     Profiles {
         /// Profile id to print.
@@ -108,6 +111,7 @@ fn main() -> ExitCode {
         Cmd::Serve(a) => live_cmd::serve(a),
         Cmd::Live(a) => live_cmd::live(*a),
         Cmd::Datacenter { cmd } => datacenter_cmd::run(cmd),
+        Cmd::Calibrate(a) => calibrate_cmd::run(*a),
         Cmd::Profiles { id } => commands::profiles(id.as_deref()),
     };
     match r {

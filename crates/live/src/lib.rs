@@ -4,6 +4,7 @@
 //! control, CPU accounting of both ends, and the comparison with the reference tools.
 
 pub mod auth;
+pub mod calibrate;
 pub mod clock;
 pub mod compare;
 pub mod conn;

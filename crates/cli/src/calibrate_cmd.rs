@@ -1,0 +1,477 @@
+//! `interlab calibrate`: measure the primitives live against an `interlab serve` daemon, fit
+//! the host primitives of a profile (crates/live/src/calibrate.rs), refine them with the
+//! model in the loop, write the profile, and optionally compare the model with that profile
+//! against the same patterns measured live. See docs/calibrate.md.
+
+use clap::Args;
+use interlab_live::auth::Token;
+use interlab_live::calibrate::{self as cal, num, BaseShape, CalibrateOptions, Entry, Measurements, Primitives};
+use interlab_live::runner::RunLength;
+use interlab_live::{parse_peer, Transport, DEFAULT_PORT};
+use interlab_model::bus::BusSpec;
+use interlab_model::ulp::sock::{SockKind, SockStack};
+use interlab_model::{Initiator, Ports, Profile, Service, VerbsSetup};
+use interlab_patterns::{Op, PatternKind, PatternSpec, WorkloadKind};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+#[derive(Args)]
+pub struct CalibrateArgs {
+    /// The daemon (`interlab serve`) to measure against, HOST[:PORT].
+    #[arg(long, value_name = "HOST[:PORT]")]
+    peer: String,
+    /// Profile file to write (with --check: to read).
+    #[arg(long, value_name = "PROFILE.toml")]
+    out: PathBuf,
+    /// Built-in profile (or profile file) whose other sections and keys are kept.
+    #[arg(long, default_value = "r805-connectx-ddr")]
+    base: String,
+    /// Id of the written profile (default: calibrated-<host>).
+    #[arg(long)]
+    id: Option<String>,
+    /// Shorter measurements (a few seconds in all).
+    #[arg(long)]
+    quick: bool,
+    /// After writing the profile, run the model with it and the same patterns live; print
+    /// model vs live and write them to JSON.
+    #[arg(long)]
+    compare: bool,
+    /// Do not measure or fit: compare the existing profile at --out with live measurements.
+    #[arg(long, conflicts_with = "compare")]
+    check: bool,
+    /// Where the comparison JSON goes (default: PROFILE.compare.json beside --out).
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+    /// Keep the base profile's [bus] even when it is slower than the measured path.
+    #[arg(long)]
+    keep_bus: bool,
+    /// Shared secret of the daemon.
+    #[arg(long, value_name = "TOKEN")]
+    auth_token: Option<String>,
+    /// Read the shared secret from this file.
+    #[arg(long, value_name = "FILE", conflicts_with = "auth_token")]
+    auth_token_file: Option<PathBuf>,
+    /// Seconds to wait for the daemon to answer a connection.
+    #[arg(long, default_value_t = 3.0, value_name = "SECONDS")]
+    connect_timeout: f64,
+}
+
+fn base_text(base: &str) -> Result<String, String> {
+    if let Some((_, t)) = interlab_model::profile::BUILTIN.iter().find(|(id, _)| *id == base) {
+        return Ok(t.to_string());
+    }
+    if Path::new(base).exists() {
+        return std::fs::read_to_string(base).map_err(|e| format!("--base {base}: {e}"));
+    }
+    let known: Vec<&str> = interlab_model::profile::BUILTIN.iter().map(|(id, _)| *id).collect();
+    Err(format!("--base {base}: not a built-in profile and no such file (built-in: {})", known.join(", ")))
+}
+
+/// Opens --out for writing before anything is measured, so a bad path fails at once.
+fn check_writable(out: &Path) -> Result<(), String> {
+    let existed = out.exists();
+    if out.is_dir() {
+        return Err(format!("--out {}: is a directory (expected a profile file path)", out.display()));
+    }
+    std::fs::OpenOptions::new().append(true).create(true).open(out).map_err(|e| format!("--out {}: cannot write: {e}", out.display()))?;
+    if !existed {
+        let _ = std::fs::remove_file(out);
+    }
+    Ok(())
+}
+
+fn shape(p: &Profile) -> Result<BaseShape, String> {
+    let st = p.stack.as_ref().ok_or_else(|| format!("base profile {} has no [stack] section (use r805-connectx-ddr)", p.id))?;
+    let e = p.eth.as_ref().ok_or_else(|| format!("base profile {} has no [eth] section (use r805-connectx-ddr)", p.id))?;
+    Ok(BaseShape {
+        tcp_tx_ns: st.tcp_tx_ns,
+        eth_tx_ns: e.tx_ns,
+        interrupt_ns: st.interrupt_ns,
+        eth_rx_ns: e.rx_ns,
+        ip_rx_ns: st.ip_rx_ns,
+        wakeup_ns: st.wakeup_ns,
+        tcp_rx_ns: st.tcp_rx_ns,
+        tcp_ack_tx_ns: st.tcp_ack_tx_ns,
+        tcp_ack_rx_ns: st.tcp_ack_rx_ns,
+        cache_bytes: st.cache_bytes,
+        ip_header_bytes: st.ip_header_bytes,
+        framing_bytes: e.link.framing_bytes as u64,
+    })
+}
+
+/// What the profile's text gets besides the fitted primitives.
+struct Extra {
+    cores: u32,
+    /// New PCIe GT/s per lane, when the base bus is too slow for the measured path.
+    bus_gts: Option<f64>,
+}
+
+fn entries(p: &Primitives, m: &Measurements, x: &Extra, how: &[(&str, String)]) -> Vec<Entry> {
+    let c = |what: &str| format!("C: fitted by interlab calibrate from {what} on {} {}", m.host, m.date);
+    let src_of = |key: &str, default: String| how.iter().find(|(k, _)| *k == key).map(|(_, s)| format!("{default}; {s}")).unwrap_or(default);
+    let e = |section: &str, key: &str, v: f64, src: String| Entry { section: section.into(), key: key.into(), value: num(v), src: Some(src_of(key, src)) };
+    let lat = "the TCP 1-byte one-way latency and the process CPU per message of both ends (split over the per-segment costs in the base profile's proportions)";
+    let mut v = vec![
+        e("stack", "syscall_ns", p.syscall_ns.round(), c("a recv() micro-benchmark on an empty socket")),
+        e("stack", "copy_mbytes_per_s", p.copy_mbytes_per_s.round(), c("the slope of CPU time (and latency) vs message size, TCP ping-pong 1 B..64 KiB")),
+        e("stack", "mem_copy_mbytes_per_s", p.mem_copy_mbytes_per_s.round(), c("the CPU per byte of single-stream TCP bandwidth with the largest message")),
+        e("stack", "cache_bytes", p.cache_bytes as f64, c("sysfs cpu0 L2 cache size")),
+        e("stack", "tcp_tx_ns", p.tcp_tx_ns.round(), c(lat)),
+        e("stack", "tcp_rx_ns", p.tcp_rx_ns.round(), c(lat)),
+        e("stack", "ip_rx_ns", p.ip_rx_ns.round(), c(lat)),
+        e("stack", "tcp_ack_tx_ns", p.tcp_ack_tx_ns.round(), c("tcp_tx_ns times the base profile's ACK/segment ratio")),
+        e("stack", "tcp_ack_rx_ns", p.tcp_ack_rx_ns.round(), c("tcp_rx_ns times the base profile's ACK/segment ratio")),
+        e("stack", "interrupt_ns", p.interrupt_ns.round(), c(lat)),
+        e("stack", "wakeup_ns", p.wakeup_ns.round(), c(&format!("{lat}, plus one-way latency not covered by CPU time (idle wake-up)"))),
+        e("stack", "tcp_handshake_us", (p.tcp_handshake_us * 100.0).round() / 100.0, c("TCP connect+close time (connect pattern): connect = 2 (one-way 1 B + handshake)")),
+        e("eth", "tx_ns", p.eth_tx_ns.round(), c(lat)),
+        e("eth", "rx_ns", p.eth_rx_ns.round(), c(lat)),
+        e("eth", "mtu_bytes", p.mtu_bytes as f64, c("the MTU of the interface the data went through")),
+        Entry { section: "eth".into(), key: "lanes".into(), value: "1".into(), src: Some(format!("C: interlab calibrate on {} {}: one lane carries the path rate", m.host, m.date)) },
+    ];
+    let rate_src = if p.link_bound {
+        c(&format!("single-stream TCP bandwidth (link-bound: the busier end used < {} % of a CPU); data rate {:.4} Gb/s with the frame geometry", cal::LINK_BOUND_BELOW_PCT, p.path_gbps))
+    } else {
+        c(&format!(
+            "single-stream TCP bandwidth, which was CPU-bound ({:.3} Gb/s on the line): no path rate to measure, so the link is set {}x faster and never limits",
+            p.path_gbps,
+            cal::FABRIC_HEADROOM
+        ))
+    };
+    v.push(e("eth", "lane_gbps", (p.lane_gbps * 1e4).round() / 1e4, rate_src));
+    v.push(Entry { section: "eth".into(), key: "line_code".into(), value: "\"64b66b\"".into(), src: None });
+    let cores_src = if m.same_machine {
+        format!("C: interlab calibrate: client and daemon shared the {} CPUs of {} ({}), so each modelled node gets {}", m.cpus, m.host, m.date, x.cores)
+    } else {
+        format!("C: interlab calibrate: online CPUs of {} ({})", m.host, m.date)
+    };
+    v.push(Entry { section: "host".into(), key: "cores".into(), value: x.cores.to_string(), src: Some(cores_src) });
+    if let Some(g) = x.bus_gts {
+        v.push(Entry {
+            section: "bus".into(),
+            key: "gts".into(),
+            value: num((g * 1000.0).round() / 1000.0),
+            src: Some(format!(
+                "C: interlab calibrate: the base bus was slower than the measured CPU-bound path on {} ({}); raised {}x above that path so it never limits (no bus on this path)",
+                m.host,
+                m.date,
+                cal::FABRIC_HEADROOM
+            )),
+        });
+    }
+    v
+}
+
+fn render(base: &str, p: &Primitives, m: &Measurements, x: &Extra, id: &str, how: &[(&str, String)]) -> Result<String, String> {
+    let desc = format!("{} calibrated by interlab calibrate against {} on {} ({}); other sections from {}", m.host, m.peer, m.host, m.date, base_id(base));
+    let header = format!("Written by interlab calibrate {} on {} {} (peer {}).", interlab_live::VERSION, m.host, m.date, m.peer);
+    cal::rewrite_profile(base, id, &desc, &header, &entries(p, m, x, how))
+}
+
+fn base_id(text: &str) -> String {
+    text.lines().find_map(|l| l.trim().strip_prefix("id = ").map(|s| s.trim_matches('"').to_string())).unwrap_or_default()
+}
+
+fn parse(text: &str) -> Result<Arc<Profile>, String> {
+    Profile::parse("calibrated profile", text).map(Arc::new).map_err(|e| format!("the fitted profile does not load: {e}"))
+}
+
+/// One model point over the profile's Ethernet stack.
+pub fn model(p: &Arc<Profile>, kind: PatternKind, size: u64, procs: u32, clients: u32) -> Result<f64, String> {
+    let mut v = VerbsSetup::new(p.clone(), Service::Rc, Ports::One, procs);
+    v.sock = Some(SockStack::new(SockKind::Eth));
+    if clients > 1 {
+        v.clients = clients;
+        v.initiator = Initiator::Clients;
+    }
+    let (window, iterations) = match kind {
+        PatternKind::Latency => (1, 20),
+        _ if size >= 1 << 20 => (16, 3),
+        _ => (64, 4),
+    };
+    let spec = PatternSpec { kind, op: Op::Send, size, window, warmup: 2, iterations };
+    v.run(&spec).map(|pt| pt.value).map_err(|e| format!("model: {e}"))
+}
+
+fn model_connect(p: &Arc<Profile>) -> Result<f64, String> {
+    let mut v = VerbsSetup::new(p.clone(), Service::Rc, Ports::One, 1);
+    v.sock = Some(SockStack::new(SockKind::Eth));
+    v.connect_time().map(|pt| pt.value).map_err(|e| format!("model: {e}"))
+}
+
+fn scale_path(p: &mut Primitives, k: f64) {
+    for x in [&mut p.tcp_tx_ns, &mut p.eth_tx_ns, &mut p.interrupt_ns, &mut p.eth_rx_ns, &mut p.ip_rx_ns, &mut p.wakeup_ns, &mut p.tcp_rx_ns, &mut p.tcp_ack_tx_ns, &mut p.tcp_ack_rx_ns] {
+        *x *= k;
+    }
+}
+
+/// The model-in-the-loop refinement: the model's own fabric (adapter, bus, switch, wire)
+/// adds latency and per-byte time the live path may not have; solve for the host costs
+/// that make the model reproduce the measured primitives.
+fn refine(base: &str, p0: Primitives, m: &Measurements, x: &Extra, id: &str, notes: &mut Vec<String>) -> Result<(Primitives, Vec<(&'static str, String)>), String> {
+    let mut p = p0;
+    let mut how: Vec<(&'static str, String)> = Vec::new();
+    let prof = |p: &Primitives| render(base, p, m, x, id, &[]).and_then(|t| parse(&t));
+    let lat = |p: &Primitives, s: u64| prof(p).and_then(|pr| model(&pr, PatternKind::Latency, s, 1, 1));
+    let small = m.lat_tcp.iter().min_by_key(|l| l.size).ok_or("no latency measured")?;
+    // 1. Per-message costs: latency is linear in them (one critical path).
+    let mut z = p;
+    scale_path(&mut z, 0.0);
+    let floor = lat(&z, small.size)?;
+    let full = lat(&p, small.size)?;
+    if full > floor {
+        let k = ((small.p50_us - floor) / (full - floor)).clamp(0.05, 20.0);
+        if (small.p50_us - floor) / (full - floor) < 0.05 {
+            notes.push(format!("the model's fabric alone gives {floor:.2} us one way, above the measured {:.2} us: host costs floored at 5 % of the fit", small.p50_us));
+        }
+        scale_path(&mut p, k);
+        how.push(("tcp_tx_ns", format!("x{k:.3} so that the model's 1-byte latency equals the measured {:.2} us (model fabric alone: {floor:.2} us)", small.p50_us)));
+        for key in ["tcp_rx_ns", "ip_rx_ns", "interrupt_ns", "wakeup_ns", "tx_ns", "rx_ns", "tcp_ack_tx_ns", "tcp_ack_rx_ns"] {
+            how.push((key, format!("scaled x{k:.3} with tcp_tx_ns to the measured 1-byte latency")));
+        }
+    }
+    // 2./3. Bandwidth. CPU-bound: the cache-warm copy rate to the 64 KiB single-stream
+    // bandwidth, then the memory copy rate to the largest message's; link-bound: the lane
+    // rate to the 64 KiB bandwidth. Secant iterations on the model.
+    let bw_of = |size: u64| m.bw.iter().find(|b| b.size == size).map(|b| b.mbps);
+    let mut steps: Vec<(&'static str, u64, f64)> = Vec::new();
+    let small_bw = m.bw.iter().min_by_key(|b| b.size).copied();
+    let big_bw = m.bw.iter().max_by_key(|b| b.size).copied();
+    if let Some(b) = small_bw {
+        steps.push((if p.link_bound { "lane_gbps" } else { "copy_mbytes_per_s" }, b.size, b.mbps));
+    }
+    if let (Some(b), false) = (big_bw, p.link_bound) {
+        if Some(b.size) != small_bw.map(|s| s.size) && bw_of(b.size).is_some() {
+            steps.push(("mem_copy_mbytes_per_s", b.size, b.mbps));
+        }
+    }
+    for (key, size, target) in steps {
+        let get = |p: &Primitives| match key {
+            "lane_gbps" => p.lane_gbps,
+            "copy_mbytes_per_s" => p.copy_mbytes_per_s,
+            _ => p.mem_copy_mbytes_per_s,
+        };
+        let set = |p: &mut Primitives, v: f64| match key {
+            "lane_gbps" => p.lane_gbps = v,
+            "copy_mbytes_per_s" => {
+                p.copy_mbytes_per_s = v;
+                p.mem_copy_mbytes_per_s = p.mem_copy_mbytes_per_s.min(v);
+            }
+            _ => p.mem_copy_mbytes_per_s = v.min(p.copy_mbytes_per_s),
+        };
+        let f = |p: &Primitives| prof(p).and_then(|pr| model(&pr, PatternKind::Bandwidth, size, 1, 1));
+        let before = get(&p);
+        let (mut x0, mut y0) = (before, f(&p)?);
+        let mut x1 = x0 * (target / y0).clamp(0.2, 5.0);
+        for _ in 0..6 {
+            if (y0 - target).abs() / target < 0.02 {
+                break;
+            }
+            let mut q = p;
+            set(&mut q, x1);
+            let y1 = f(&q)?;
+            let slope = (y1 - y0) / (x1 - x0);
+            let next = if slope.abs() > 1e-12 && x1 != x0 { x1 + (target - y1) / slope } else { x1 * (target / y1) };
+            (x0, y0) = (x1, y1);
+            x1 = next.clamp(x0 * 0.2, x0 * 5.0).max(1e-3);
+            if key == "lane_gbps" {
+                // Past the CPU bound the lane rate no longer matters: do not run away.
+                x1 = x1.min(before * 4.0);
+            }
+        }
+        let rel = (y0 - target) / target * 100.0;
+        if rel.abs() > 10.0 {
+            notes.push(format!("model single-stream bandwidth at {size} B stays {rel:+.0} % off the measured {target:.0} MB/s after refining {key}"));
+        }
+        how.push((key, format!("refined with the model to the measured {size} B single-stream bandwidth {target:.0} MB/s (model {y0:.0}; closed-form fit {before:.0})")));
+        set(&mut p, x0);
+    }
+    Ok((p, how))
+}
+
+/// One row of the comparison.
+struct Row {
+    name: String,
+    unit: &'static str,
+    model: Option<f64>,
+    live: Option<f64>,
+    live_mean: Option<f64>,
+    error: Option<String>,
+}
+
+fn compare(prof: &Arc<Profile>, o: &CalibrateOptions, quick: bool, same: bool) -> Vec<Row> {
+    let lat_t = if quick { 0.2 } else { 1.0 };
+    let bw_t = if quick { 0.4 } else { 2.0 };
+    let time = |d: f64| RunLength::Time { warmup_s: d / 4.0, duration_s: d };
+    type Case = (&'static str, WorkloadKind, u64, u32, PatternKind, u32, u32, &'static str);
+    let cases: [Case; 7] = [
+        ("latency 1 B", WorkloadKind::Latency, 1, 1, PatternKind::Latency, 1, 1, "us"),
+        ("latency 64 KiB", WorkloadKind::Latency, 65536, 1, PatternKind::Latency, 1, 1, "us"),
+        ("bandwidth 64 KiB", WorkloadKind::Bandwidth, 65536, 1, PatternKind::Bandwidth, 1, 1, "MB/s"),
+        ("multi-stream 2 x 64 KiB", WorkloadKind::MultiStream, 65536, 2, PatternKind::Bandwidth, 2, 1, "MB/s"),
+        ("hot-spot 4 clients 64 B", WorkloadKind::HotSpot, 64, 4, PatternKind::Latency, 1, 4, "us"),
+        ("fan-in 2 senders 64 KiB", WorkloadKind::FanIn, 65536, 2, PatternKind::Bandwidth, 1, 2, "MB/s"),
+        ("connect", WorkloadKind::Connect, 64, 1, PatternKind::Latency, 1, 1, "us"),
+    ];
+    let mut rows = Vec::new();
+    for (name, wk, size, streams, pk, procs, clients, unit) in cases {
+        eprintln!("  compare: {name}");
+        let mut err = None;
+        // One machine: every client shares its CPUs, so N clients are N processes on one
+        // client node (one core) rather than N nodes with a core each.
+        let (procs, clients) = if same && clients > 1 { (clients, 1) } else { (procs, clients) };
+        let mv = if wk == WorkloadKind::Connect { model_connect(prof) } else { model(prof, pk, size, procs, clients) };
+        let model_v = mv.map_err(|e| err = Some(e)).ok();
+        let length = match wk {
+            WorkloadKind::MultiStream => time(bw_t),
+            WorkloadKind::Connect => RunLength::Count { warmup: Some(20), iterations: Some(if quick { 200 } else { 1000 }) },
+            WorkloadKind::Bandwidth | WorkloadKind::FanIn => time(bw_t),
+            _ => time(lat_t),
+        };
+        let (live, live_mean) = match cal::point(o, wk, Transport::Tcp, size, streams, length) {
+            Ok(r) => {
+                let v = if unit == "us" { cal::p50(&r) } else { r.record.value };
+                (Some(v), Some(r.record.value))
+            }
+            Err(e) => {
+                err = Some(e);
+                (None, None)
+            }
+        };
+        rows.push(Row { name: name.into(), unit, model: model_v, live, live_mean, error: err });
+    }
+    rows
+}
+
+fn json_num(x: Option<f64>) -> serde_json::Value {
+    x.filter(|v| v.is_finite()).map_or(serde_json::Value::Null, |v| serde_json::json!((v * 1000.0).round() / 1000.0))
+}
+
+fn report(rows: &[Row], prof_path: &Path, o: &CalibrateOptions, same: bool, json: &Path) -> Result<(), String> {
+    println!("model ({}) vs live ({}); latency-like: live median (mean in the JSON); ratio = model / live", prof_path.display(), o.peer.label);
+    println!("{:<26} {:>6} {:>12} {:>12} {:>8}", "pattern", "unit", "model", "live", "ratio");
+    let mut out = Vec::new();
+    let mut within = 0;
+    for r in rows {
+        let ratio = match (r.model, r.live) {
+            (Some(m), Some(l)) if l > 0.0 => Some(m / l),
+            _ => None,
+        };
+        if ratio.is_some_and(|q| (0.8..=1.2).contains(&q)) {
+            within += 1;
+        }
+        let f = |x: Option<f64>| x.map_or("-".to_string(), |v| format!("{v:.2}"));
+        println!("{:<26} {:>6} {:>12} {:>12} {:>8}{}", r.name, r.unit, f(r.model), f(r.live), ratio.map_or("-".into(), |q| format!("{q:.3}")), r.error.as_ref().map_or(String::new(), |e| format!("  ({e})")));
+        out.push(serde_json::json!({
+            "pattern": r.name, "unit": r.unit, "model": json_num(r.model), "live": json_num(r.live),
+            "live_mean": json_num(r.live_mean), "ratio": json_num(ratio),
+            "within_20pct": ratio.map(|q| (0.8..=1.2).contains(&q)), "error": r.error,
+        }));
+    }
+    println!("{within} of {} within 20 %", rows.len());
+    let doc = serde_json::json!({
+        "schema": "interlab-calibrate-compare", "version": interlab_live::VERSION,
+        "profile": prof_path.display().to_string(), "peer": o.peer.label, "date": cal::today(),
+        "same_machine": same, "within_20pct": within, "rows": out,
+    });
+    std::fs::write(json, serde_json::to_string_pretty(&doc).expect("json") + "\n").map_err(|e| format!("{}: {e}", json.display()))?;
+    eprintln!("wrote {}", json.display());
+    Ok(())
+}
+
+pub fn run(a: CalibrateArgs) -> Result<ExitCode, String> {
+    let text = if a.check { None } else { Some(base_text(&a.base)?) };
+    let base_prof = match &text {
+        Some(t) => Some(Profile::parse(&a.base, t).map_err(|e| format!("--base {}: {e}", a.base))?),
+        None => None,
+    };
+    let shp = base_prof.as_ref().map(shape).transpose()?;
+    if a.check {
+        Profile::load(&a.out.display().to_string()).map_err(|e| format!("--check: {e}"))?;
+    } else {
+        check_writable(&a.out)?;
+    }
+    let peer = parse_peer(&a.peer, DEFAULT_PORT)?;
+    let token = match (&a.auth_token, &a.auth_token_file) {
+        (Some(t), _) => Some(Token::new(t).map_err(|e| format!("--auth-token: {e}"))?),
+        (None, Some(f)) => Some(Token::from_file(f)?),
+        _ => None,
+    };
+    if !(a.connect_timeout.is_finite() && a.connect_timeout > 0.0) {
+        return Err(format!("--connect-timeout {}: expected a positive number of seconds", a.connect_timeout));
+    }
+    let o = CalibrateOptions { peer, token, quick: a.quick, connect_timeout: Duration::from_secs_f64(a.connect_timeout) };
+    let json = a.json.clone().unwrap_or_else(|| {
+        let mut s = a.out.clone().into_os_string();
+        s.push(".compare.json");
+        PathBuf::from(s)
+    });
+    let mut same = o.peer.addr.ip().is_loopback();
+    if let (Some(text), Some(shp), Some(bp)) = (&text, shp, &base_prof) {
+        eprintln!("interlab calibrate: measuring against {}", o.peer.label);
+        let mut progress = |s: &str| eprintln!("  {s}");
+        let m = cal::measure(&o, &mut progress).map_err(|e| format!("calibrate: {e}"))?;
+        same = m.same_machine;
+        let p0 = cal::fit(&m, &shp)?;
+        let cores = if m.same_machine { (m.cpus / 2).max(1) } else { m.cpus.max(1) };
+        let mut bus_gts = None;
+        if let (BusSpec::Pcie(b), false, false) = (&bp.bus, p0.link_bound, a.keep_bus) {
+            let need_mbps = cal::FABRIC_HEADROOM * p0.path_gbps * 1000.0 / 8.0;
+            let have = bp.bus.raw_mbytes_per_s();
+            if have < need_mbps {
+                bus_gts = Some(b.gts * need_mbps / have);
+            }
+        }
+        let x = Extra { cores, bus_gts };
+        let id = a.id.clone().unwrap_or_else(|| format!("calibrated-{}", m.host));
+        let mut notes = Vec::new();
+        let (p, how) = refine(text, p0, &m, &x, &id, &mut notes)?;
+        let out_text = render(text, &p, &m, &x, &id, &how)?;
+        parse(&out_text)?;
+        std::fs::write(&a.out, &out_text).map_err(|e| format!("--out {}: cannot write: {e}", a.out.display()))?;
+        Profile::load(&a.out.display().to_string()).map_err(|e| format!("{}: the written profile does not load: {e}", a.out.display()))?;
+        print_fit(&m, &p);
+        for n in &notes {
+            eprintln!("note: {n}");
+        }
+        eprintln!("wrote {}", a.out.display());
+    }
+    if a.compare || a.check {
+        let prof = Arc::new(Profile::load(&a.out.display().to_string()).map_err(|e| e.to_string())?);
+        let rows = compare(&prof, &o, a.quick, same);
+        report(&rows, &a.out, &o, same, &json)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_fit(m: &Measurements, p: &Primitives) {
+    println!("measured on {} against {} ({}{})", m.host, m.peer, m.date, if m.same_machine { ", client and daemon on one machine" } else { "" });
+    for l in &m.lat_tcp {
+        println!("  tcp latency {:>7} B: {:8.2} us median one way, {:8.2} mean, cpu {} us/round trip", l.size, l.p50_us, l.mean_us, l.cpu_us_per_rt.map_or("-".into(), |c| format!("{c:.2}")));
+    }
+    if let Some(u) = m.lat_udp_1b_us {
+        println!("  udp latency       1 B: {u:8.2} us median one way");
+    }
+    for b in &m.bw {
+        println!("  tcp bandwidth {:>7} B: {:8.1} MB/s, cpu {} us/KB, busier end {}", b.size, b.mbps, b.cpu_us_per_byte.map_or("-".into(), |c| format!("{:.3}", c * 1024.0)), b.busiest_pct.map_or("-".into(), |c| format!("{c:.0} %")));
+    }
+    println!("  tcp connect: {} us median; syscall {:.0} ns; MTU {}; L2 {} B", m.connect_us.map_or("-".into(), |c| format!("{c:.1}")), m.syscall_ns, m.mtu, m.cache_bytes.unwrap_or(0));
+    println!(
+        "fitted: syscall {:.0} ns, copy {:.0} MB/s, mem copy {:.0} MB/s, tcp_tx {:.0}, tcp_rx {:.0}, ip_rx {:.0}, interrupt {:.0}, wakeup {:.0}, eth tx {:.0} rx {:.0} ns, handshake {:.2} us, link {:.3} Gb/s x1 ({})",
+        p.syscall_ns,
+        p.copy_mbytes_per_s,
+        p.mem_copy_mbytes_per_s,
+        p.tcp_tx_ns,
+        p.tcp_rx_ns,
+        p.ip_rx_ns,
+        p.interrupt_ns,
+        p.wakeup_ns,
+        p.eth_tx_ns,
+        p.eth_rx_ns,
+        p.tcp_handshake_us,
+        p.lane_gbps,
+        if p.link_bound { "measured path rate" } else { "CPU-bound: link set far above" }
+    );
+}

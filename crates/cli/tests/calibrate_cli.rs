@@ -1,0 +1,126 @@
+//! `interlab calibrate` end to end on loopback: the written profile loads with
+//! `Profile::load` and carries the fitted keys with `C:` provenance; `--check` compares it
+//! with live runs and writes JSON; bad input fails with a clear message and no panic.
+
+use interlab_model::Profile;
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Output, Stdio};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_interlab"))
+}
+
+struct Serve {
+    child: Child,
+    addr: String,
+}
+
+impl Serve {
+    fn start() -> Serve {
+        let mut child = bin().args(["serve", "--port", "0", "--quiet"]).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().expect("serve starts");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        let addr = line.split_whitespace().nth(4).unwrap_or_else(|| panic!("unexpected banner: {line}")).to_string();
+        Serve { child, addr }
+    }
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn text(o: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+}
+
+fn no_panic(o: &Output) {
+    assert!(!text(o).contains("panicked"), "{}", text(o));
+}
+
+/// The value and provenance of `key` in `[section]` of profile text.
+fn entry<'a>(t: &'a str, section: &str, key: &str) -> &'a str {
+    let head = format!("\n[{section}]\n");
+    let body = &t[t.find(&head).unwrap_or_else(|| panic!("no {head}"))..];
+    let body = &body[head.len()..];
+    let body = &body[..body.find("\n[").unwrap_or(body.len())];
+    let head = head.trim();
+    body.lines().find(|l| l.split('=').next().is_some_and(|k| k.trim() == key)).unwrap_or_else(|| panic!("no {key} in {head}"))
+}
+
+#[test]
+fn quick_calibration_writes_a_loadable_profile_then_check_compares() {
+    let s = Serve::start();
+    let dir = std::env::temp_dir().join(format!("ilab-cal-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("lo.toml");
+    let o = bin().args(["calibrate", "--peer", &s.addr, "--out", out.to_str().unwrap(), "--quick"]).output().unwrap();
+    no_panic(&o);
+    assert!(o.status.success(), "{}", text(&o));
+    let p = Profile::load(out.to_str().unwrap()).unwrap_or_else(|e| panic!("{e}"));
+    assert!(p.id.starts_with("calibrated-"), "{}", p.id);
+    let st = p.stack.as_ref().unwrap();
+    assert!(st.syscall_ns > 0.0 && st.copy_mbytes_per_s > 0.0 && st.tcp_tx_ns > 0.0 && st.wakeup_ns > 0.0);
+    let t = std::fs::read_to_string(&out).unwrap();
+    for key in [
+        "syscall_ns", "copy_mbytes_per_s", "mem_copy_mbytes_per_s", "tcp_tx_ns", "tcp_rx_ns", "ip_rx_ns", "tcp_ack_tx_ns", "tcp_ack_rx_ns",
+        "interrupt_ns", "wakeup_ns", "tcp_handshake_us",
+    ] {
+        assert!(entry(&t, "stack", key).contains("src = \"C: fitted by interlab calibrate from"), "{}", entry(&t, "stack", key));
+    }
+    for key in ["lane_gbps", "mtu_bytes", "tx_ns", "rx_ns"] {
+        assert!(entry(&t, "eth", key).contains("src = \"C: fitted by interlab calibrate from"), "{}", entry(&t, "eth", key));
+    }
+    // Keys not fitted keep the base's value and provenance.
+    assert!(entry(&t, "stack", "sdp_tx_ns").contains("fitted to the given SDP buffered-copy latency"));
+    assert_eq!(p.eth.as_ref().unwrap().link.mtu_bytes, 65536, "loopback MTU");
+    // Compare the written profile with live runs.
+    let json = dir.join("cmp.json");
+    let o = bin().args(["calibrate", "--peer", &s.addr, "--out", out.to_str().unwrap(), "--check", "--quick", "--json", json.to_str().unwrap()]).output().unwrap();
+    no_panic(&o);
+    assert!(o.status.success(), "{}", text(&o));
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let rows = v["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 7);
+    for r in rows {
+        assert!(r["model"].is_number() && r["live"].is_number() && r["ratio"].is_number(), "{r}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn bad_input_is_explained() {
+    let dir = std::env::temp_dir().join(format!("ilab-cal-bad-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("p.toml");
+    let outs = out.to_str().unwrap();
+    // Unreachable peer: nothing listens on this loopback port.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let o = bin().args(["calibrate", "--peer", &format!("127.0.0.1:{port}"), "--out", outs, "--quick", "--connect-timeout", "1"]).output().unwrap();
+    no_panic(&o);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("127.0.0.1"), "{}", text(&o));
+    assert!(!out.exists(), "no profile written on failure");
+    // Unwritable --out (a directory that does not exist), before anything is measured.
+    let o = bin().args(["calibrate", "--peer", "127.0.0.1:1", "--out", "/nonexistent-dir/x/p.toml"]).output().unwrap();
+    no_panic(&o);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).contains("--out /nonexistent-dir/x/p.toml: cannot write"), "{}", text(&o));
+    let o = bin().args(["calibrate", "--peer", "127.0.0.1:1", "--out", dir.to_str().unwrap()]).output().unwrap();
+    assert!(text(&o).contains("is a directory"), "{}", text(&o));
+    // Unknown --base.
+    let o = bin().args(["calibrate", "--peer", "127.0.0.1:1", "--out", outs, "--base", "no-such-profile"]).output().unwrap();
+    no_panic(&o);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).contains("--base no-such-profile: not a built-in profile"), "{}", text(&o));
+    // A base without the socket sections.
+    let o = bin().args(["calibrate", "--peer", "127.0.0.1:1", "--out", outs, "--base", "xeon-mt25208-pcie"]).output().unwrap();
+    assert!(text(&o).contains("has no [stack] section"), "{}", text(&o));
+    // A bad peer string.
+    let o = bin().args(["calibrate", "--peer", "", "--out", outs]).output().unwrap();
+    no_panic(&o);
+    assert_eq!(o.status.code(), Some(2));
+    let _ = std::fs::remove_dir_all(&dir);
+}
