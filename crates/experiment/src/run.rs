@@ -99,7 +99,7 @@ pub fn run_experiment(exp: &Experiment, tick: &(dyn Fn() + Sync)) -> Result<Vec<
         .par_iter()
         .map(|&(i, pt)| {
             let s = &exp.series[i];
-            let spec = PatternSpec { size: pt.size, ..s.pattern };
+            let spec = s.pattern_at(pt.size);
             let mut setup = s.setup.clone();
             if let Some(m) = pt.miles {
                 setup.topology = Topology::Wan { miles: m };
@@ -120,7 +120,7 @@ pub fn run_experiment(exp: &Experiment, tick: &(dyn Fn() + Sync)) -> Result<Vec<
     for r in results {
         let (i, pt, p) = r.map_err(|(label, size, e)| format!("{}: series `{label}`, size {size} B: {e}", exp.file))?;
         let s = &exp.series[i];
-        let spec = PatternSpec { size: pt.size, ..s.pattern };
+        let spec = s.pattern_at(pt.size);
         let x = match out[i].x_axis {
             XAxis::Size => pt.size,
             XAxis::Distance => pt.miles.unwrap_or(0.0).round() as u64,

@@ -34,6 +34,24 @@ pub struct SeriesSpec {
     pub procs: Vec<u32>,
     /// Which bandwidth a point reports when two socket stacks run at once.
     pub measure: Measure,
+    /// Bandwidth windows hold at least this many bytes (more messages per window for
+    /// small sizes, up to [`MAX_WINDOW`]): a continuous stream as netperf's, not a
+    /// window-and-reply loop dominated by the reply for small messages.
+    pub window_bytes: Option<u64>,
+}
+
+/// Largest window `window_bytes` may ask for, messages.
+pub const MAX_WINDOW: u64 = 4096;
+
+impl SeriesSpec {
+    /// The pattern at message size `size` (its window stretched to `window_bytes`).
+    pub fn pattern_at(&self, size: u64) -> PatternSpec {
+        let mut p = PatternSpec { size, ..self.pattern };
+        if let Some(b) = self.window_bytes {
+            p.window = p.window.max((b / size.max(1)).min(MAX_WINDOW) as u32);
+        }
+        p
+    }
 }
 
 /// Which bandwidth a point of two simultaneous socket stacks reports.
@@ -118,7 +136,7 @@ pub struct Experiment {
 const SERIES_KEYS: &[&str] = &[
     "label", "profile", "kind", "op", "window", "warmup", "iterations", "sizes", "service", "ports", "stripe_threshold",
     "processes_per_node", "distance_miles", "mpi", "qps_per_port", "clients", "initiator", "socket", "socket_mix", "lso", "lro",
-    "aic", "mtu", "sdp_threshold", "measure",
+    "aic", "mtu", "sdp_threshold", "measure", "window_bytes",
 ];
 
 const SOCKETS: &[&str] = &["none", "ipoib-ud", "ipoib-rc", "eth", "sdp", "sdp-bc", "sdp-zc"];
@@ -316,7 +334,9 @@ fn parse_series(file: &str, base: Option<&Path>, l: &mut Layers, label_default: 
         let trial = VerbsSetup { procs_per_node: n, ..setup.clone() };
         trial.validate(&pattern).map_err(|e| ParamError { file: file.to_string(), key: format!("series `{label}`"), message: format!("{e} ({n} processes per node)") })?;
     }
-    Ok(SeriesSpec { label, profile_name, setup, pattern, sizes, distances, clients, procs: procs_list, measure })
+    let t = l.pick("window_bytes");
+    let window_bytes = if t.has("window_bytes") { Some(t.int_or("window_bytes", 0, 1)?) } else { None };
+    Ok(SeriesSpec { label, profile_name, setup, pattern, sizes, distances, clients, procs: procs_list, measure, window_bytes })
 }
 
 fn load_profile(name: &str, base: Option<&Path>) -> Result<Profile, ParamError> {

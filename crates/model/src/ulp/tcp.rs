@@ -100,6 +100,13 @@ impl Node {
             if len < g.mss && (len < avail || end.snd_sml > end.snd_una) {
                 break;
             }
+            // With segmentation offload, Linux defers a request smaller than the largest
+            // while data is in flight and more may come (tcp_tso_should_defer): the next ACK
+            // or write lets it grow. (Only while more than a segment is unacknowledged, so an
+            // ACK is sure to come rather than a delayed one.)
+            if g.seg_max > g.mss && len < g.seg_max && end.snd_nxt - end.snd_una > g.mss {
+                break;
+            }
             if len < g.mss {
                 end.snd_sml = end.snd_nxt + len;
             }
