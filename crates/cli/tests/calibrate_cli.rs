@@ -2,39 +2,11 @@
 //! `Profile::load` and carries the fitted keys with `C:` provenance; `--check` compares it
 //! with live runs and writes JSON; bad input fails with a clear message and no panic.
 
+mod common;
+
+use common::{bin, text, Serve};
 use interlab_model::Profile;
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Output, Stdio};
-
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_interlab"))
-}
-
-struct Serve {
-    child: Child,
-    addr: String,
-}
-
-impl Serve {
-    fn start() -> Serve {
-        let mut child = bin().args(["serve", "--port", "0", "--quiet"]).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().expect("serve starts");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-        let addr = line.split_whitespace().nth(4).unwrap_or_else(|| panic!("unexpected banner: {line}")).to_string();
-        Serve { child, addr }
-    }
-}
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn text(o: &Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
-}
+use std::process::Output;
 
 fn no_panic(o: &Output) {
     assert!(!text(o).contains("panicked"), "{}", text(o));
@@ -52,7 +24,7 @@ fn entry<'a>(t: &'a str, section: &str, key: &str) -> &'a str {
 
 #[test]
 fn quick_calibration_writes_a_loadable_profile_then_check_compares() {
-    let s = Serve::start();
+    let s = Serve::start(&[]);
     let dir = std::env::temp_dir().join(format!("ilab-cal-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let out = dir.join("lo.toml");

@@ -1,46 +1,16 @@
 //! End-to-end tests of `interlab serve` and `interlab live` on loopback: output formats,
 //! sweeps, a client killed mid-run, a daemon killed mid-run, a port in use, refused binds.
 
+mod common;
+
+use common::{bin, text, Serve};
 use std::io::{BufRead, BufReader, Read};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_interlab"))
-}
-
-fn text(o: &Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
-}
-
-/// A daemon process on a free loopback port, killed on drop.
-struct Serve {
-    child: Child,
-    addr: String,
-}
-
-impl Serve {
-    fn start(extra: &[&str]) -> Serve {
-        let mut child = bin()
-            .args(["serve", "--port", "0", "--quiet", "--idle-timeout", "20"])
-            .args(extra)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("serve starts");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-        // "interlab serve: listening on 127.0.0.1:PORT (...)"
-        let addr = line.split_whitespace().nth(4).unwrap_or_else(|| panic!("unexpected banner: {line}")).to_string();
-        Serve { child, addr }
-    }
-}
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// A daemon that drops silent sessions after 20 s.
+fn serve(extra: &[&str]) -> Serve {
+    Serve::start(&[&["--idle-timeout", "20"], extra].concat())
 }
 
 fn live(args: &[&str]) -> Output {
@@ -53,7 +23,7 @@ fn json_lines(o: &Output) -> Vec<serde_json::Value> {
 
 #[test]
 fn latency_json_has_model_fields_percentiles_and_host_facts() {
-    let s = Serve::start(&[]);
+    let s = serve(&[]);
     let o = live(&["latency", "--peer", &s.addr, "--sizes", "64,1K", "--iterations", "2000", "--warmup", "50", "--json", "--quiet"]);
     assert!(o.status.success(), "{}", text(&o));
     let recs = json_lines(&o);
@@ -80,7 +50,7 @@ fn latency_json_has_model_fields_percentiles_and_host_facts() {
 
 #[test]
 fn table_csv_out_dir_and_confidence() {
-    let s = Serve::start(&[]);
+    let s = serve(&[]);
     let dir = std::env::temp_dir().join(format!("interlab-live-cli-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let o = live(&["bandwidth", "--peer", &s.addr, "--sizes", "4K,64K", "--out", dir.to_str().unwrap(), "--quiet"]);
@@ -127,7 +97,7 @@ fn split_csv(line: &str) -> Vec<String> {
 
 #[test]
 fn client_killed_mid_run_then_daemon_serves_the_next() {
-    let s = Serve::start(&[]);
+    let s = serve(&[]);
     let mut victim = bin()
         .args(["live", "stream", "--peer", &s.addr, "--time", "20", "--quiet"])
         .stdout(Stdio::null())
@@ -156,7 +126,7 @@ fn client_killed_mid_run_then_daemon_serves_the_next() {
 
 #[test]
 fn daemon_killed_mid_sweep_keeps_measured_points_and_reports_the_error() {
-    let mut s = Serve::start(&[]);
+    let mut s = serve(&[]);
     let mut client = bin()
         .args(["live", "latency", "--peer", &s.addr, "--sizes", "1..64K", "--iterations", "20000", "--json", "--quiet"])
         .stdout(Stdio::piped())
@@ -201,7 +171,7 @@ fn port_in_use_and_unsafe_binds_are_refused() {
 fn token_from_file_and_wrong_token() {
     let f = std::env::temp_dir().join(format!("interlab-live-token-{}", std::process::id()));
     std::fs::write(&f, "file-token-123\n").unwrap();
-    let s = Serve::start(&["--auth-token-file", f.to_str().unwrap()]);
+    let s = serve(&["--auth-token-file", f.to_str().unwrap()]);
     let o = live(&["rr", "--peer", &s.addr, "--auth-token", "file-token-123", "--iterations", "200", "--json", "--quiet"]);
     assert!(o.status.success(), "{}", text(&o));
     let r = &json_lines(&o)[0];

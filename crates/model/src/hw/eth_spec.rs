@@ -1,7 +1,7 @@
 //! An Ethernet port of a VPI adapter (profile section `[eth]`): the 10GigE link, its driver's
 //! per-frame host costs and its receive interrupt coalescing, static or adaptive.
 
-use crate::hw::link::{LineCode, LinkSpec};
+use crate::hw::link::LinkSpec;
 use crate::params::{ParamError, Table};
 
 /// The adapter's Ethernet port.
@@ -36,15 +36,7 @@ impl EthSpec {
     /// Reads `[eth]`.
     pub fn from_table(t: &mut Table) -> Result<Self, ParamError> {
         let port = t.param_u64("port", "port", 1)?;
-        let link = LinkSpec {
-            lane_gbps: t.param("lane_gbps", "Gb/s")?,
-            lanes: t.param_u64("lanes", "lanes", 1)? as u32,
-            code: LineCode::parse(t, "line_code")?,
-            mtu_bytes: t.param_u64("mtu_bytes", "bytes", 576)? as u32,
-            framing_bytes: t.param_u64("framing_bytes", "bytes", 0)? as u32,
-            cable_m: t.param("cable_m", "m")?,
-            prop_ns_per_m: t.param("prop_ns_per_m", "ns/m")?,
-        };
+        let link = LinkSpec::read(t, 576)?;
         let s = EthSpec {
             port: (port - 1) as u8,
             link,

@@ -58,20 +58,26 @@ pub struct LinkSpec {
 }
 
 impl LinkSpec {
-    /// Reads `[link]`.
+    /// Reads `[link]` (an InfiniBand link).
     pub fn from_table(t: &mut Table) -> Result<Self, ParamError> {
+        let s = Self::read(t, 256)?;
+        if !s.mtu_bytes.is_power_of_two() || s.mtu_bytes > 4096 {
+            return Err(t.err("mtu_bytes", format!("InfiniBand MTU must be 256, 512, 1024, 2048 or 4096, found {}", s.mtu_bytes)));
+        }
+        Ok(s)
+    }
+
+    /// Reads a link's keys from `t` (any link layer; MTU at least `min_mtu` bytes).
+    pub fn read(t: &mut Table, min_mtu: u64) -> Result<Self, ParamError> {
         let s = LinkSpec {
             lane_gbps: t.param("lane_gbps", "Gb/s")?,
             lanes: t.param_u64("lanes", "lanes", 1)? as u32,
             code: LineCode::parse(t, "line_code")?,
-            mtu_bytes: t.param_u64("mtu_bytes", "bytes", 256)? as u32,
+            mtu_bytes: t.param_u64("mtu_bytes", "bytes", min_mtu)? as u32,
             framing_bytes: t.param_u64("framing_bytes", "bytes", 0)? as u32,
             cable_m: t.param("cable_m", "m")?,
             prop_ns_per_m: t.param("prop_ns_per_m", "ns/m")?,
         };
-        if !s.mtu_bytes.is_power_of_two() || s.mtu_bytes > 4096 {
-            return Err(t.err("mtu_bytes", format!("InfiniBand MTU must be 256, 512, 1024, 2048 or 4096, found {}", s.mtu_bytes)));
-        }
         if s.lane_gbps <= 0.0 {
             return Err(t.err("lane_gbps", "must be > 0"));
         }
