@@ -207,10 +207,13 @@ fn scale_path(p: &mut Primitives, k: f64) {
     }
 }
 
+/// Refined primitives and, per key, how each was obtained.
+type Refined = (Primitives, Vec<(&'static str, String)>);
+
 /// The model-in-the-loop refinement: the model's own fabric (adapter, bus, switch, wire)
 /// adds latency and per-byte time the live path may not have; solve for the host costs
 /// that make the model reproduce the measured primitives.
-fn refine(base: &str, p0: Primitives, m: &Measurements, x: &Extra, id: &str, notes: &mut Vec<String>) -> Result<(Primitives, Vec<(&'static str, String)>), String> {
+fn refine(base: &str, p0: Primitives, m: &Measurements, x: &Extra, id: &str, notes: &mut Vec<String>) -> Result<Refined, String> {
     let mut p = p0;
     let mut how: Vec<(&'static str, String)> = Vec::new();
     let prof = |p: &Primitives| render(base, p, m, x, id, &[]).and_then(|t| parse(&t));
