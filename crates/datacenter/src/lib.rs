@@ -19,6 +19,7 @@ pub mod htmlscan;
 pub mod http;
 pub mod image;
 pub mod pages;
+pub mod replay;
 pub mod populate;
 pub mod rbe;
 pub mod serve;

@@ -1,0 +1,533 @@
+//! The replay engine: a discrete-event simulation (on `interlab-kernel`) of closed-loop
+//! browsers and server tiers with cores, joined by links with connection pools. A workload
+//! turns each request into a small program of steps (take a connection, send a message,
+//! run on a tier's cores, give the connection back, fork parallel image fetches); the
+//! engine executes the programs.
+//!
+//! * **CPU**: each tier has `cores`; a CPU job takes the core that frees first (FCFS).
+//! * **Messages** on a link cost the protocol's model-derived CPU at the sender (on the
+//!   sender tier's cores), then the rest of the one-way latency as a delay, then the CPU
+//!   at the receiver: unloaded, a message takes exactly the model's one-way latency.
+//! * **Connections**: a link's pool has `pool` connections (a request waits, FIFO, for a
+//!   free one; the most recently used is reused first), or, with `pool = 0`, each browser
+//!   has its own (slot numbers chosen by the workload). `Connect` opens a fresh connection
+//!   (the protocol's set-up time as a delay, two small messages of CPU at each end).
+//! * **SDP idle connections**: a message on a connection silent for longer than the
+//!   protocol's idle threshold first pays a control round trip: two small-message one-way
+//!   latencies and their CPU at both ends.
+
+use super::netcost::NetCost;
+use interlab_kernel::{Component, Ctx, Rng, Simulation, Time, PS_PER_S, PS_PER_US};
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+/// Links a workload may use.
+pub const MAX_LINKS: usize = 4;
+/// Time stamps a program may record.
+pub const MARKS: usize = 4;
+const NONE: u32 = u32::MAX;
+
+/// One step of a request program.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Step {
+    /// Take a connection of `link` (dedicated pools: connection `slot`).
+    Acquire { link: u8, slot: u32 },
+    /// Give it back.
+    Release { link: u8 },
+    /// Open the held connection afresh (set-up time).
+    Connect { link: u8 },
+    /// A message of `bytes` on the held connection: `up` = from the link's lower tier back
+    /// to its upper tier (a response), else a request.
+    Send { link: u8, bytes: u64, up: bool },
+    /// CPU work on a tier.
+    Cpu { tier: u8, ns: u64 },
+    /// Record the time in mark `k`.
+    Mark(u8),
+    /// Run these programs in parallel and wait for all.
+    Fork(Vec<Vec<Step>>),
+}
+
+/// A tier.
+#[derive(Debug, Clone)]
+pub struct TierCfg {
+    pub name: String,
+    /// Cores (0 = unlimited: the client machines).
+    pub cores: u32,
+}
+
+/// A link between tier `from` (the requesting side) and tier `to`.
+#[derive(Debug, Clone)]
+pub struct LinkCfg {
+    pub name: String,
+    pub from: usize,
+    pub to: usize,
+    pub cost: Arc<NetCost>,
+    /// Connections in the shared pool; 0 = dedicated connections per slot.
+    pub pool: u32,
+}
+
+/// What generates the requests.
+pub trait Workload {
+    /// Names of the request classes (interactions).
+    fn classes(&self) -> Vec<String>;
+    /// The next request of browser `b` at time `now`: (class, program).
+    fn next(&mut self, b: u32, now: Time, rng: &mut Rng) -> (usize, Vec<Step>);
+    /// Think time after browser `b`'s request completed, ps.
+    fn think(&mut self, b: u32, rng: &mut Rng) -> Time;
+}
+
+/// A replay run.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub tiers: Vec<TierCfg>,
+    pub links: Vec<LinkCfg>,
+    pub browsers: u32,
+    pub seed: u64,
+    /// Browsers start at uniform instants in [0, start_spread).
+    pub start_spread: Time,
+    /// Ramp-up before the measurement interval.
+    pub warmup: Time,
+    /// Measurement interval.
+    pub measure: Time,
+    /// After the interval: stop issuing and run until every request has completed (true),
+    /// or stop at once (false).
+    pub drain: bool,
+    /// Guard against runaway runs.
+    pub max_events: u64,
+}
+
+/// A completed request.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Completion {
+    pub class: u16,
+    pub start: Time,
+    pub end: Time,
+    pub marks: [Time; MARKS],
+}
+
+/// What a run produced.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub classes: Vec<String>,
+    pub issued: u64,
+    pub completed: u64,
+    /// Requests still in progress when the run stopped.
+    pub in_flight: u64,
+    /// Completions whose end fell inside the measurement interval.
+    pub measured: Vec<Completion>,
+    pub measure_s: f64,
+    /// Busy core time per tier, seconds, and utilisation over the whole run.
+    pub tier_busy_s: Vec<f64>,
+    pub tier_util: Vec<f64>,
+    pub messages: u64,
+    pub idle_penalties: u64,
+    pub connects: u64,
+    pub events: u64,
+    pub end_time_s: f64,
+}
+
+impl Outcome {
+    /// Completions per second in the interval.
+    pub fn throughput(&self) -> f64 {
+        self.measured.len() as f64 / self.measure_s
+    }
+
+    /// Response times (seconds) of class `c` (None = all), sorted.
+    pub fn times(&self, c: Option<usize>) -> Vec<f64> {
+        let mut v: Vec<f64> =
+            self.measured.iter().filter(|x| c.is_none_or(|c| x.class as usize == c)).map(|x| (x.end - x.start) as f64 / PS_PER_S as f64).collect();
+        v.sort_by(f64::total_cmp);
+        v
+    }
+
+    /// Nearest-rank percentile (0..100) of class `c`, seconds.
+    pub fn percentile(&self, c: Option<usize>, p: f64) -> Option<f64> {
+        let v = self.times(c);
+        if v.is_empty() {
+            return None;
+        }
+        let k = ((p / 100.0 * v.len() as f64).ceil() as usize).clamp(1, v.len());
+        Some(v[k - 1])
+    }
+
+    /// Mean response time of class `c`, seconds.
+    pub fn mean(&self, c: Option<usize>) -> Option<f64> {
+        let v = self.times(c);
+        (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+    }
+
+    /// Fraction of class `c`'s requests slower than `limit_s`.
+    pub fn over(&self, c: Option<usize>, limit_s: f64) -> f64 {
+        let v = self.times(c);
+        if v.is_empty() {
+            return 0.0;
+        }
+        v.iter().filter(|&&t| t > limit_s).count() as f64 / v.len() as f64
+    }
+
+    /// CCDF of class `c`: (response time s, fraction of requests slower) at each distinct time.
+    pub fn ccdf(&self, c: Option<usize>) -> Vec<(f64, f64)> {
+        let v = self.times(c);
+        let n = v.len() as f64;
+        let mut out = Vec::new();
+        for (i, &t) in v.iter().enumerate() {
+            if i + 1 == v.len() || v[i + 1] > t {
+                out.push((t, (v.len() - i - 1) as f64 / n));
+            }
+        }
+        out
+    }
+
+    /// Mean time between marks `a` and `b` (seconds) over the measured requests.
+    pub fn mean_between(&self, a: usize, b: usize) -> f64 {
+        let n = self.measured.len().max(1) as f64;
+        self.measured.iter().map(|x| x.marks[b].saturating_sub(x.marks[a]) as f64).sum::<f64>() / n / PS_PER_S as f64
+    }
+}
+
+struct Conn {
+    last: Option<Time>,
+}
+
+struct Pool {
+    dedicated: bool,
+    conns: Vec<Conn>,
+    free: Vec<u32>,
+    waiters: VecDeque<usize>,
+}
+
+struct Flow {
+    steps: Vec<Step>,
+    pc: usize,
+    parent: Option<usize>,
+    pending: u32,
+    conns: [u32; MAX_LINKS],
+    browser: u32,
+    class: u16,
+    start: Time,
+    marks: [Time; MARKS],
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Ev {
+    Start(u32),
+    Next(usize),
+    Arrive { flow: usize, link: u8, bytes: u64, up: bool, idle: bool },
+    End,
+}
+
+struct Dc {
+    cfg: Config,
+    wl: Box<dyn Workload>,
+    rngs: Vec<Rng>,
+    cores: Vec<Vec<Time>>,
+    busy: Vec<u128>,
+    pools: Vec<Pool>,
+    flows: Vec<Option<Flow>>,
+    free_flows: Vec<usize>,
+    stopping: bool,
+    issued: u64,
+    completed: u64,
+    measured: Vec<Completion>,
+    messages: u64,
+    idle_penalties: u64,
+    connects: u64,
+}
+
+fn us(x: f64) -> Time {
+    (x.max(0.0) * PS_PER_US as f64).round() as Time
+}
+
+impl Dc {
+    fn reserve(&mut self, tier: usize, now: Time, dur: Time) -> Time {
+        self.busy[tier] += dur as u128;
+        let cores = &mut self.cores[tier];
+        if cores.is_empty() {
+            return now + dur;
+        }
+        let (i, _) = cores.iter().enumerate().min_by_key(|(_, &t)| t).expect("cores");
+        let end = cores[i].max(now) + dur;
+        cores[i] = end;
+        end
+    }
+
+    fn new_flow(&mut self, f: Flow) -> usize {
+        if let Some(i) = self.free_flows.pop() {
+            self.flows[i] = Some(f);
+            i
+        } else {
+            self.flows.push(Some(f));
+            self.flows.len() - 1
+        }
+    }
+
+    fn conn_mut(&mut self, link: usize, c: u32) -> &mut Conn {
+        let p = &mut self.pools[link];
+        while p.conns.len() <= c as usize {
+            p.conns.push(Conn { last: None });
+        }
+        &mut p.conns[c as usize]
+    }
+
+    fn finish(&mut self, f: usize, ctx: &mut Ctx<'_, Ev>) {
+        let flow = self.flows[f].take().expect("flow");
+        self.free_flows.push(f);
+        if let Some(p) = flow.parent {
+            let pf = self.flows[p].as_mut().expect("parent");
+            pf.pending -= 1;
+            if pf.pending == 0 {
+                ctx.schedule_self(0, Ev::Next(p));
+            }
+            return;
+        }
+        let now = ctx.now();
+        self.completed += 1;
+        let (w0, w1) = (self.cfg.warmup, self.cfg.warmup + self.cfg.measure);
+        if now >= w0 && now <= w1 {
+            self.measured.push(Completion { class: flow.class, start: flow.start, end: now, marks: flow.marks });
+        }
+        if !self.stopping {
+            let b = flow.browser;
+            let t = self.wl.think(b, &mut self.rngs[b as usize]);
+            ctx.schedule_self(t, Ev::Start(b));
+        }
+    }
+
+    fn run_flow(&mut self, f: usize, ctx: &mut Ctx<'_, Ev>) {
+        let now = ctx.now();
+        loop {
+            let flow = self.flows[f].as_mut().expect("flow");
+            if flow.pc >= flow.steps.len() {
+                self.finish(f, ctx);
+                return;
+            }
+            let pc = flow.pc;
+            flow.pc += 1;
+            let step = match &mut flow.steps[pc] {
+                Step::Fork(v) => Step::Fork(std::mem::take(v)),
+                s => s.clone(),
+            };
+            match step {
+                Step::Mark(k) => flow.marks[k as usize % MARKS] = now,
+                Step::Acquire { link, slot } => {
+                    let l = link as usize;
+                    let pool = &mut self.pools[l];
+                    if pool.dedicated {
+                        flow.conns[l] = slot;
+                    } else if let Some(c) = pool.free.pop() {
+                        flow.conns[l] = c;
+                    } else {
+                        flow.pc = pc; // retried when a connection is handed over
+                        pool.waiters.push_back(f);
+                        return;
+                    }
+                }
+                Step::Release { link } => {
+                    let l = link as usize;
+                    let c = std::mem::replace(&mut flow.conns[l], NONE);
+                    let pool = &mut self.pools[l];
+                    if !pool.dedicated && c != NONE {
+                        if let Some(w) = pool.waiters.pop_front() {
+                            let wf = self.flows[w].as_mut().expect("waiter");
+                            wf.conns[l] = c;
+                            wf.pc += 1;
+                            ctx.schedule_self(0, Ev::Next(w));
+                        } else {
+                            pool.free.push(c);
+                        }
+                    }
+                }
+                Step::Connect { link } => {
+                    let l = link as usize;
+                    let c = flow.conns[l];
+                    if c != NONE {
+                        self.conn_mut(l, c).last = None;
+                    }
+                    self.connects += 1;
+                    let (from, to, cost) = (self.cfg.links[l].from, self.cfg.links[l].to, self.cfg.links[l].cost.clone());
+                    let small = us(2.0 * cost.cpu(1));
+                    self.reserve(from, now, small);
+                    self.reserve(to, now, small);
+                    ctx.schedule_self(us(cost.connect_us), Ev::Next(f));
+                    return;
+                }
+                Step::Cpu { tier, ns } => {
+                    let end = self.reserve(tier as usize, now, ns * 1000);
+                    ctx.send_at(ctx.me(), end, Ev::Next(f));
+                    return;
+                }
+                Step::Send { link, bytes, up } => {
+                    let l = link as usize;
+                    let c = flow.conns[l];
+                    let cost = self.cfg.links[l].cost.clone();
+                    let idle = match (cost.idle_us, c) {
+                        (Some(th), c) if c != NONE => self.conn_mut(l, c).last.is_some_and(|t| now.saturating_sub(t) > us(th)),
+                        _ => false,
+                    };
+                    let lk = &self.cfg.links[l];
+                    let sender = if up { lk.to } else { lk.from };
+                    let cpu = cost.cpu(bytes);
+                    let mut wire = (cost.latency(bytes) - 2.0 * cpu).max(0.0);
+                    let mut cpu_s = cpu;
+                    if idle {
+                        self.idle_penalties += 1;
+                        cpu_s += 2.0 * cost.cpu(1);
+                        wire += (2.0 * cost.latency(1) - 4.0 * cost.cpu(1)).max(0.0);
+                    }
+                    self.messages += 1;
+                    let end = self.reserve(sender, now, us(cpu_s));
+                    ctx.send_at(ctx.me(), end + us(wire), Ev::Arrive { flow: f, link, bytes, up, idle });
+                    return;
+                }
+                Step::Fork(children) => {
+                    let n = children.len() as u32;
+                    if n == 0 {
+                        continue;
+                    }
+                    let (browser, class, start) = (flow.browser, flow.class, flow.start);
+                    flow.pending = n;
+                    for steps in children {
+                        let cf = self.new_flow(Flow {
+                            steps,
+                            pc: 0,
+                            parent: Some(f),
+                            pending: 0,
+                            conns: [NONE; MAX_LINKS],
+                            browser,
+                            class,
+                            start,
+                            marks: [0; MARKS],
+                        });
+                        ctx.schedule_self(0, Ev::Next(cf));
+                    }
+                    return;
+                }
+            }
+        }
+    }
+}
+
+impl Component<Ev> for Dc {
+    fn handle(&mut self, ev: Ev, ctx: &mut Ctx<'_, Ev>) {
+        match ev {
+            Ev::Start(b) => {
+                if self.stopping {
+                    return;
+                }
+                let now = ctx.now();
+                let (class, steps) = self.wl.next(b, now, &mut self.rngs[b as usize]);
+                self.issued += 1;
+                let f = self.new_flow(Flow {
+                    steps,
+                    pc: 0,
+                    parent: None,
+                    pending: 0,
+                    conns: [NONE; MAX_LINKS],
+                    browser: b,
+                    class: class as u16,
+                    start: now,
+                    marks: [now; MARKS],
+                });
+                self.run_flow(f, ctx);
+            }
+            Ev::Next(f) => self.run_flow(f, ctx),
+            Ev::Arrive { flow, link, bytes, up, idle } => {
+                let now = ctx.now();
+                let l = link as usize;
+                let cost = self.cfg.links[l].cost.clone();
+                let lk = &self.cfg.links[l];
+                let receiver = if up { lk.from } else { lk.to };
+                let mut cpu = cost.cpu(bytes);
+                if idle {
+                    cpu += 2.0 * cost.cpu(1);
+                }
+                let end = self.reserve(receiver, now, us(cpu));
+                let c = self.flows[flow].as_ref().expect("flow").conns[l];
+                if c != NONE {
+                    self.conn_mut(l, c).last = Some(end);
+                }
+                ctx.send_at(ctx.me(), end, Ev::Next(flow));
+            }
+            Ev::End => {
+                self.stopping = true;
+                if !self.cfg.drain {
+                    ctx.stop();
+                }
+            }
+        }
+    }
+}
+
+/// Runs one replay.
+pub fn run(cfg: &Config, wl: Box<dyn Workload>) -> Result<Outcome, String> {
+    if cfg.links.len() > MAX_LINKS {
+        return Err(format!("at most {MAX_LINKS} links"));
+    }
+    for l in &cfg.links {
+        if l.from >= cfg.tiers.len() || l.to >= cfg.tiers.len() {
+            return Err(format!("link {} joins a tier that does not exist", l.name));
+        }
+    }
+    if cfg.measure == 0 {
+        return Err("the measurement interval must be longer than 0".into());
+    }
+    let classes = wl.classes();
+    let pools = cfg
+        .links
+        .iter()
+        .map(|l| Pool {
+            dedicated: l.pool == 0,
+            conns: (0..l.pool).map(|_| Conn { last: None }).collect(),
+            free: (0..l.pool).rev().collect(),
+            waiters: VecDeque::new(),
+        })
+        .collect();
+    let dc = Dc {
+        cfg: cfg.clone(),
+        wl,
+        rngs: (0..cfg.browsers).map(|b| Rng::stream(cfg.seed, b as u64 + 1)).collect(),
+        cores: cfg.tiers.iter().map(|t| vec![0; t.cores as usize]).collect(),
+        busy: vec![0; cfg.tiers.len()],
+        pools,
+        flows: Vec::new(),
+        free_flows: Vec::new(),
+        stopping: false,
+        issued: 0,
+        completed: 0,
+        measured: Vec::new(),
+        messages: 0,
+        idle_penalties: 0,
+        connects: 0,
+    };
+    let mut sim: Simulation<Ev> = Simulation::new();
+    let id = sim.add(dc);
+    let mut start_rng = Rng::stream(cfg.seed, 0);
+    for b in 0..cfg.browsers {
+        let at = (start_rng.next_f64() * cfg.start_spread as f64) as Time;
+        sim.schedule(id, at, Ev::Start(b));
+    }
+    sim.schedule(id, cfg.warmup + cfg.measure, Ev::End);
+    let stats = sim.run_bounded(Time::MAX, cfg.max_events);
+    let dc = sim.get::<Dc>(id).expect("dc");
+    let end = stats.end_time.max(1) as f64;
+    Ok(Outcome {
+        classes,
+        issued: dc.issued,
+        completed: dc.completed,
+        in_flight: dc.issued - dc.completed,
+        measured: dc.measured.clone(),
+        measure_s: cfg.measure as f64 / PS_PER_S as f64,
+        tier_busy_s: dc.busy.iter().map(|&b| b as f64 / PS_PER_S as f64).collect(),
+        tier_util: dc
+            .busy
+            .iter()
+            .zip(&cfg.tiers)
+            .map(|(&b, t)| if t.cores == 0 { 0.0 } else { b as f64 / (end * t.cores as f64) })
+            .collect(),
+        messages: dc.messages,
+        idle_penalties: dc.idle_penalties,
+        connects: dc.connects,
+        events: stats.events,
+        end_time_s: end / PS_PER_S as f64,
+    })
+}

@@ -1,0 +1,18 @@
+//! Trace-driven replay of the data center in the model: browsers, tiers with cores,
+//! connection pools per tier pair, and per message the network cost of the chosen socket
+//! protocol taken from the detailed model (`interlab-model`). See docs/datacenter.md,
+//! "Model replay".
+
+pub mod engine;
+pub mod netcost;
+pub mod spec;
+pub mod table;
+pub mod workload;
+
+pub use engine::{Completion, Config, LinkCfg, Outcome, Step, TierCfg, Workload};
+pub use netcost::{NetCost, Protocol};
+pub use spec::{CostCache, DcSpec, Kind};
+pub use table::InteractionTable;
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,125 @@
+//! Replay tests: conservation, determinism, directions, the SDP idle penalty.
+
+use super::*;
+use std::sync::Arc;
+
+fn spec(extra: &str) -> DcSpec {
+    let text = format!(
+        "[datacenter]\nthink_scale = 0.05\nwarmup_s = 1.0\nmeasure_s = 3.0\nbrowsers = 200\nprotocol = \"ipoib-rc\"\n{extra}\n"
+    );
+    DcSpec::parse("t.toml", &text).unwrap().remove(0)
+}
+
+fn quick_costs() -> CostCache {
+    let c = CostCache::new();
+    // Fast and slow made-up protocols (us): (size, latency, cpu per end).
+    c.insert("r805-connectx-ddr", NetCost::from_points(Protocol::IpoibRc, &[(1, 20.0, 8.0), (1 << 20, 900.0, 400.0)], 60.0, None));
+    c.insert("r805-connectx-ddr", NetCost::from_points(Protocol::IpoibUdOffload, &[(1, 15.0, 5.0), (1 << 20, 500.0, 150.0)], 60.0, None));
+    c.insert("r805-connectx-ddr", NetCost::from_points(Protocol::Sdp, &[(1, 12.0, 4.0), (1 << 20, 300.0, 60.0)], 500.0, Some(1000.0)));
+    c
+}
+
+fn table() -> Arc<InteractionTable> {
+    Arc::new(InteractionTable::builtin())
+}
+
+#[test]
+fn replay_conserves_requests() {
+    let s = spec("");
+    let costs = quick_costs();
+    let o = s.run_point(&table(), &costs, 100, 0).unwrap();
+    assert!(o.issued > 100);
+    assert_eq!(o.issued, o.completed + o.in_flight);
+    // Drained: every request issued completes.
+    let wl = workload::Tpcw::new(table(), crate::tpcw::Mix::Browsing, 50, Some(workload::secs(0.2)), workload::secs(900.0));
+    let cost = costs.get("r805-connectx-ddr", Protocol::IpoibRc).unwrap();
+    let cfg = Config {
+        tiers: ["client", "web", "app", "db"].iter().enumerate().map(|(i, n)| TierCfg { name: n.to_string(), cores: if i == 0 { 0 } else { 2 } }).collect(),
+        links: (0..3).map(|i| LinkCfg { name: format!("l{i}"), from: i, to: i + 1, cost: cost.clone(), pool: [0, 5, 3][i] }).collect(),
+        browsers: 50,
+        seed: 3,
+        start_spread: workload::secs(0.2),
+        warmup: workload::secs(0.5),
+        measure: workload::secs(2.0),
+        drain: true,
+        max_events: 50_000_000,
+    };
+    let o = engine::run(&cfg, Box::new(wl)).unwrap();
+    assert!(o.issued > 200, "{}", o.issued);
+    assert_eq!(o.issued, o.completed, "drained run: every request completes");
+    assert_eq!(o.in_flight, 0);
+}
+
+#[test]
+fn replay_is_deterministic() {
+    let s = spec("");
+    let a = s.run_point(&table(), &quick_costs(), 150, 0).unwrap();
+    let b = s.run_point(&table(), &quick_costs(), 150, 0).unwrap();
+    assert_eq!(a.measured, b.measured);
+    assert_eq!(a.events, b.events);
+    let c = DcSpec { seed: 9, ..s }.run_point(&table(), &quick_costs(), 150, 0).unwrap();
+    assert_ne!(a.measured, c.measured);
+}
+
+#[test]
+fn faster_protocol_never_lowers_wips_and_think_time_lowers_load() {
+    let costs = quick_costs();
+    // Saturated: 1 core per tier.
+    let slow = spec("web_cores = 1\napp_cores = 1\ndb_cores = 1");
+    let fast = DcSpec { protocols: [Protocol::IpoibUdOffload; 3], ..slow.clone() };
+    let (ws, wf) = (slow.run_point(&table(), &costs, 400, 0).unwrap(), fast.run_point(&table(), &costs, 400, 0).unwrap());
+    assert!(wf.throughput() >= ws.throughput(), "fast {} slow {}", wf.throughput(), ws.throughput());
+    let more_think = DcSpec { think_scale: slow.think_scale * 4.0, ..slow.clone() };
+    let wt = more_think.run_point(&table(), &costs, 400, 0).unwrap();
+    assert!(wt.throughput() < ws.throughput(), "think x4 {} vs {}", wt.throughput(), ws.throughput());
+    assert!(wt.tier_util[1] < ws.tier_util[1]);
+}
+
+#[test]
+fn sdp_idle_penalty_with_many_idle_connections_not_with_few_busy_ones() {
+    let costs = quick_costs();
+    let many = DcSpec { protocols: [Protocol::Sdp; 3], think_scale: 0.1, ..spec("") };
+    let o = many.run_point(&table(), &costs, 300, 0).unwrap();
+    assert!(o.idle_penalties as f64 > 0.2 * o.messages as f64, "{} of {}", o.idle_penalties, o.messages);
+    // Few busy connections (50 shared client connections, 10 web-app, 5 app-db).
+    let few = DcSpec { connections: [20, 5, 3], think_scale: 0.01, ..many.clone() };
+    let f = few.run_point(&table(), &costs, 300, 0).unwrap();
+    let (fm, ff) = (o.idle_penalties as f64 / o.messages as f64, f.idle_penalties as f64 / f.messages as f64);
+    assert!(ff < fm / 3.0, "idle share with few busy connections {ff:.3}, with many idle ones {fm:.3}");
+    // No idle threshold (IPoIB): never.
+    let ip = DcSpec { protocols: [Protocol::IpoibRc; 3], ..many };
+    assert_eq!(ip.run_point(&table(), &costs, 300, 0).unwrap().idle_penalties, 0);
+}
+
+#[test]
+fn spec_errors_name_the_file_and_key() {
+    let e = DcSpec::parse("x.toml", "[datacenter]\nbrowsers = \"many\"\n").unwrap_err();
+    assert!(e.contains("x.toml") && e.contains("browsers"), "{e}");
+    let e = DcSpec::parse("x.toml", "[datacenter]\nweb_app = \"carrier-pigeon\"\n").unwrap_err();
+    assert!(e.contains("web_app") && e.contains("unknown protocol"), "{e}");
+    let e = DcSpec::parse("x.toml", "[datacenter]\nbogus = 1\n").unwrap_err();
+    assert!(e.contains("unknown key `bogus`"), "{e}");
+    let e = DcSpec::parse("x.toml", "[nope]\n").unwrap_err();
+    assert!(e.contains("unknown table"), "{e}");
+    let e = DcSpec::parse("x.toml", "[datacenter]\nbrowsers = 0\n").unwrap_err();
+    assert!(e.contains("at least 1"), "{e}");
+}
+
+#[test]
+#[ignore]
+fn explore() {
+    let costs = CostCache::new();
+    let t = table();
+    for p in Protocol::ALL {
+        let c = costs.get("r805-connectx-ddr", p).unwrap();
+        println!("{:?} lat {:?}\n cpu {:?} conn {:.0}", p, c.latency_us.iter().map(|x| *x as i64).collect::<Vec<_>>(), c.cpu_us.iter().map(|x| (*x * 10.0).round() / 10.0).collect::<Vec<_>>(), c.connect_us);
+    }
+    for n in [1000u32, 2000, 3000, 4000] {
+        for p in [Protocol::Eth, Protocol::IpoibUd, Protocol::IpoibUdOffload, Protocol::IpoibRc, Protocol::Sdp] {
+            let s = DcSpec::parse("e", &format!("[datacenter]\nthink_scale=0.1\nwarmup_s=3\nmeasure_s=6\nprotocol=\"{}\"\n", p.name())).unwrap().remove(0);
+            let t0 = std::time::Instant::now();
+            let o = s.run_point(&t, &costs, n, 0).unwrap();
+            println!("{n} {:?}: wips {:.0} util {:?} p90 {:.3} idle {} ev {} {:.2}s", p, o.throughput(), o.tier_util.iter().map(|u| (u * 100.0).round()).collect::<Vec<_>>(), o.percentile(None, 90.0).unwrap_or(0.0), o.idle_penalties, o.events, t0.elapsed().as_secs_f64());
+        }
+    }
+}

@@ -1,0 +1,324 @@
+//! Workloads of the replay: TPC-W browsers (CBMG, think times, sessions, pages with their
+//! images, work from a trace table), static content through a proxy (the sdp study's
+//! Openload clients), and a SPECweb2009-like e-commerce load (SSL, JSP pages, a BeSim
+//! back end).
+//!
+//! Tier and link numbering: TPC-W and SPECweb: tiers 0 client, 1 web, 2 app (BeSim),
+//! 3 db; links 0 client-web, 1 web-app, 2 app-db. Static: tiers 0 client, 1 proxy, 2 web;
+//! links 0 client-proxy, 1 proxy-web.
+
+use super::engine::{Step, Workload};
+use super::table::{Exchange, InteractionTable, PageSample};
+use crate::tpcw::{Cbmg, Interaction, Mix};
+use interlab_kernel::{Rng, Time, PS_PER_S};
+use std::sync::Arc;
+
+/// Think time: TPC-W's negative exponential truncated at 10 means, mean in ps.
+pub fn neg_exp(rng: &mut Rng, mean: Time) -> Time {
+    let r = 1.0 - rng.next_f64();
+    ((-r.ln()).min(10.0) * mean as f64) as Time
+}
+
+/// TPC-W browsers.
+pub struct Tpcw {
+    pub table: Arc<InteractionTable>,
+    pub cbmg: Cbmg,
+    /// Think-time mean, ps; `None`: replay the trace's recorded think times.
+    pub think_mean: Option<Time>,
+    /// User-session-minimum-duration mean, ps.
+    pub usmd_mean: Time,
+    /// Parallel image connections per browser (PHARM's 4).
+    pub image_lanes: u32,
+    /// Open the client connections afresh at each session start (dedicated client pools).
+    pub connect_per_session: bool,
+    /// Browser state: (current interaction, session end, last think us).
+    state: Vec<(Option<Interaction>, Time, Option<u64>)>,
+}
+
+impl Tpcw {
+    pub fn new(table: Arc<InteractionTable>, mix: Mix, browsers: u32, think_mean: Option<Time>, usmd_mean: Time) -> Tpcw {
+        Tpcw {
+            table,
+            cbmg: mix.cbmg(),
+            think_mean,
+            usmd_mean,
+            image_lanes: 4,
+            connect_per_session: true,
+            state: vec![(None, 0, None); browsers as usize],
+        }
+    }
+}
+
+fn split(total: u64, parts: usize) -> u64 {
+    total / parts.max(1) as u64
+}
+
+/// The program of one TPC-W page and its images for browser `b`.
+pub fn tpcw_program(s: &PageSample, b: u32, lanes: u32, connect: bool) -> Vec<Step> {
+    let base = b * (1 + lanes);
+    let web_share = split(s.web_cpu_ns, 1 + s.images.len());
+    let mut p = vec![Step::Acquire { link: 0, slot: base }];
+    if connect {
+        p.push(Step::Connect { link: 0 });
+    }
+    p.push(Step::Send { link: 0, bytes: s.page.req, up: false });
+    p.push(Step::Cpu { tier: 1, ns: web_share / 2 });
+    if !s.web_app.is_empty() {
+        p.push(Step::Acquire { link: 1, slot: base });
+        let app_share = split(s.app_cpu_ns, s.web_app.len() + 1);
+        for (k, ex) in s.web_app.iter().enumerate() {
+            p.push(Step::Send { link: 1, bytes: ex.req, up: false });
+            p.push(Step::Cpu { tier: 2, ns: app_share });
+            if k == 0 && !s.app_db.is_empty() {
+                p.push(Step::Acquire { link: 2, slot: base });
+                let db_share = split(s.db_cpu_ns, s.app_db.len());
+                for dx in &s.app_db {
+                    p.push(Step::Send { link: 2, bytes: dx.req, up: false });
+                    p.push(Step::Cpu { tier: 3, ns: db_share });
+                    if dx.resp > 0 {
+                        p.push(Step::Send { link: 2, bytes: dx.resp, up: true });
+                    }
+                }
+                p.push(Step::Release { link: 2 });
+                p.push(Step::Cpu { tier: 2, ns: app_share });
+            }
+            if ex.resp > 0 {
+                p.push(Step::Send { link: 1, bytes: ex.resp, up: true });
+            }
+        }
+        p.push(Step::Release { link: 1 });
+    }
+    p.push(Step::Cpu { tier: 1, ns: web_share - web_share / 2 });
+    p.push(Step::Send { link: 0, bytes: s.page.resp, up: true });
+    p.push(Step::Release { link: 0 });
+    p.push(Step::Mark(1));
+    if !s.images.is_empty() {
+        let n = lanes.clamp(1, s.images.len() as u32) as usize;
+        let mut forks: Vec<Vec<Step>> = Vec::with_capacity(n);
+        for lane in 0..n {
+            let mut q = vec![Step::Acquire { link: 0, slot: base + 1 + lane as u32 }];
+            if connect {
+                q.push(Step::Connect { link: 0 });
+            }
+            for im in s.images.iter().skip(lane).step_by(n) {
+                q.push(Step::Send { link: 0, bytes: im.req, up: false });
+                q.push(Step::Cpu { tier: 1, ns: web_share });
+                q.push(Step::Send { link: 0, bytes: im.resp, up: true });
+            }
+            q.push(Step::Release { link: 0 });
+            forks.push(q);
+        }
+        p.push(Step::Fork(forks));
+    }
+    p
+}
+
+impl Workload for Tpcw {
+    fn classes(&self) -> Vec<String> {
+        Interaction::ALL.iter().map(|i| i.abbr().to_string()).collect()
+    }
+
+    fn next(&mut self, b: u32, now: Time, rng: &mut Rng) -> (usize, Vec<Step>) {
+        let st = &mut self.state[b as usize];
+        let (i, new_session) = match st.0 {
+            None => (Interaction::Home, true),
+            Some(cur) => {
+                let n = self.cbmg.next(cur, rng);
+                (n, n == Interaction::Home && now >= st.1)
+            }
+        };
+        if new_session {
+            st.1 = now + neg_exp_capped(rng, self.usmd_mean);
+        }
+        st.0 = Some(i);
+        let s = self.table.sample(i, rng);
+        st.2 = s.think_us;
+        (i.index(), tpcw_program(s, b, self.image_lanes, new_session && self.connect_per_session))
+    }
+
+    fn think(&mut self, b: u32, rng: &mut Rng) -> Time {
+        match self.think_mean {
+            Some(m) => neg_exp(rng, m),
+            None => self.state[b as usize].2.unwrap_or(0) * 1_000_000,
+        }
+    }
+}
+
+/// USMD: negative exponential truncated at 4 means.
+fn neg_exp_capped(rng: &mut Rng, mean: Time) -> Time {
+    let r = 1.0 - rng.next_f64();
+    ((-r.ln()).min(4.0) * mean as f64) as Time
+}
+
+/// Static content through a proxy: closed-loop clients without think time; each request
+/// a file whose size is drawn from `shape` (relative sizes with weights) scaled to
+/// `mean_bytes`.
+pub struct StaticContent {
+    /// (relative size, weight).
+    pub shape: Vec<(f64, f64)>,
+    pub mean_bytes: f64,
+    pub request_bytes: u64,
+    /// HTTP handling CPU per request at the proxy and at the web server, ns.
+    pub proxy_cpu_ns: u64,
+    pub web_cpu_ns: u64,
+    /// Web server file read (page cache to user buffer), bytes per us.
+    pub read_bytes_per_us: f64,
+    /// Open a new connection per request (client-proxy and proxy-web).
+    pub connect: bool,
+}
+
+impl StaticContent {
+    fn size(&self, rng: &mut Rng) -> u64 {
+        let tw: f64 = self.shape.iter().map(|s| s.1).sum();
+        let mean_rel: f64 = self.shape.iter().map(|s| s.0 * s.1).sum::<f64>() / tw;
+        let mut r = rng.next_f64() * tw;
+        let mut rel = self.shape.last().map_or(1.0, |s| s.0);
+        for &(x, w) in &self.shape {
+            if r < w {
+                rel = x;
+                break;
+            }
+            r -= w;
+        }
+        ((rel / mean_rel * self.mean_bytes).round() as u64).max(1)
+    }
+}
+
+impl Workload for StaticContent {
+    fn classes(&self) -> Vec<String> {
+        vec!["static".into()]
+    }
+
+    fn next(&mut self, b: u32, _now: Time, rng: &mut Rng) -> (usize, Vec<Step>) {
+        let size = self.size(rng);
+        let mut p = vec![Step::Acquire { link: 0, slot: b }];
+        if self.connect {
+            p.push(Step::Connect { link: 0 });
+        }
+        p.push(Step::Send { link: 0, bytes: self.request_bytes, up: false });
+        p.push(Step::Cpu { tier: 1, ns: self.proxy_cpu_ns / 2 });
+        p.push(Step::Acquire { link: 1, slot: b });
+        p.push(Step::Mark(1));
+        if self.connect {
+            p.push(Step::Connect { link: 1 });
+        }
+        p.push(Step::Send { link: 1, bytes: self.request_bytes, up: false });
+        p.push(Step::Cpu { tier: 2, ns: self.web_cpu_ns + (size as f64 / self.read_bytes_per_us * 1000.0) as u64 });
+        p.push(Step::Send { link: 1, bytes: size, up: true });
+        p.push(Step::Mark(2));
+        p.push(Step::Release { link: 1 });
+        p.push(Step::Cpu { tier: 1, ns: self.proxy_cpu_ns - self.proxy_cpu_ns / 2 });
+        p.push(Step::Send { link: 0, bytes: size, up: true });
+        p.push(Step::Release { link: 0 });
+        (0, p)
+    }
+
+    fn think(&mut self, _b: u32, _rng: &mut Rng) -> Time {
+        0
+    }
+}
+
+/// One SPECweb e-commerce page type.
+#[derive(Debug, Clone)]
+pub struct SpecPage {
+    pub name: String,
+    /// Share of page requests (percent or any weights).
+    pub weight: f64,
+    pub ssl: bool,
+    pub page_bytes: u64,
+    /// Embedded images fetched with the page (sizes).
+    pub images: Vec<u64>,
+}
+
+/// SPECweb2009 e-commerce in its manner: the page mix drawn directly, JSP work at the
+/// web tier, one BeSim request per page, SSL bulk cost per byte and a handshake share on
+/// SSL pages.
+pub struct Specweb {
+    pub pages: Vec<SpecPage>,
+    pub think_mean: Time,
+    pub request_bytes: u64,
+    pub jsp_cpu_ns: u64,
+    pub static_cpu_ns: u64,
+    pub besim_req_bytes: u64,
+    pub besim_resp_bytes: u64,
+    pub besim_cpu_ns: u64,
+    /// SSL: CPU per byte (ns) and per handshake (ns), and the share of SSL pages that
+    /// start a new SSL session.
+    pub ssl_ns_per_byte: f64,
+    pub ssl_handshake_ns: u64,
+    pub ssl_new_session_share: f64,
+    pub image_lanes: u32,
+}
+
+impl Workload for Specweb {
+    fn classes(&self) -> Vec<String> {
+        self.pages.iter().map(|p| p.name.clone()).collect()
+    }
+
+    fn next(&mut self, b: u32, _now: Time, rng: &mut Rng) -> (usize, Vec<Step>) {
+        let tw: f64 = self.pages.iter().map(|p| p.weight).sum();
+        let mut r = rng.next_f64() * tw;
+        let mut k = self.pages.len() - 1;
+        for (i, p) in self.pages.iter().enumerate() {
+            if r < p.weight {
+                k = i;
+                break;
+            }
+            r -= p.weight;
+        }
+        let pg = &self.pages[k];
+        let mut web = self.jsp_cpu_ns;
+        if pg.ssl {
+            web += (pg.page_bytes as f64 * self.ssl_ns_per_byte) as u64;
+            if rng.next_f64() < self.ssl_new_session_share {
+                web += self.ssl_handshake_ns;
+            }
+        }
+        let s = PageSample {
+            interaction: Interaction::Home,
+            web_cpu_ns: 0,
+            app_cpu_ns: self.besim_cpu_ns,
+            db_cpu_ns: 0,
+            page: Exchange { req: self.request_bytes, resp: pg.page_bytes },
+            images: vec![],
+            web_app: vec![Exchange { req: self.besim_req_bytes, resp: self.besim_resp_bytes }],
+            app_db: vec![],
+            think_us: None,
+        };
+        let mut p = tpcw_program(&s, b, self.image_lanes, false);
+        // JSP work after BeSim answered (before the page is sent).
+        let at = p.iter().position(|x| matches!(x, Step::Send { link: 0, up: true, .. })).unwrap_or(p.len());
+        p.insert(at, Step::Cpu { tier: 1, ns: web });
+        if !pg.images.is_empty() {
+            let base = b * (1 + self.image_lanes);
+            let n = self.image_lanes.clamp(1, pg.images.len() as u32) as usize;
+            let forks = (0..n)
+                .map(|lane| {
+                    let mut q = vec![Step::Acquire { link: 0, slot: base + 1 + lane as u32 }];
+                    for &im in pg.images.iter().skip(lane).step_by(n) {
+                        q.push(Step::Send { link: 0, bytes: self.request_bytes, up: false });
+                        let mut c = self.static_cpu_ns;
+                        if pg.ssl {
+                            c += (im as f64 * self.ssl_ns_per_byte) as u64;
+                        }
+                        q.push(Step::Cpu { tier: 1, ns: c });
+                        q.push(Step::Send { link: 0, bytes: im, up: true });
+                    }
+                    q.push(Step::Release { link: 0 });
+                    q
+                })
+                .collect();
+            p.push(Step::Fork(forks));
+        }
+        (k, p)
+    }
+
+    fn think(&mut self, _b: u32, rng: &mut Rng) -> Time {
+        neg_exp(rng, self.think_mean)
+    }
+}
+
+/// Seconds to picoseconds.
+pub fn secs(s: f64) -> Time {
+    (s * PS_PER_S as f64) as Time
+}
