@@ -21,6 +21,7 @@ macro_rules! study_figure {
 
 mod catalog;
 mod claimcalc;
+mod datacenter;
 mod ibwan;
 mod ipoib_offload;
 mod pcie;

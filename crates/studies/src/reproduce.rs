@@ -111,7 +111,9 @@ pub fn reproduce(opts: &ReproduceOptions, progress: &dyn Progress) -> Result<Rep
     };
     // Every figure at once (and every point of each in parallel): rayon balances the load.
     progress.message(&format!("{} figures", plan.len()));
-    let runs: Vec<Result<Vec<_>, String>> = plan.par_iter().map(|(_, _, exp)| run_experiment(exp, &tick)).collect();
+    // The data-center replays run beside them.
+    let (runs, dc): (Vec<Result<Vec<_>, String>>, _) =
+        rayon::join(|| plan.par_iter().map(|(_, _, exp)| run_experiment(exp, &tick)).collect(), || crate::datacenter::run(&selected));
     let mut results: BTreeMap<&str, FigureResults> = BTreeMap::new();
     let mut records = Vec::new();
     for ((si, fi, _), series) in plan.iter().zip(runs) {
@@ -122,13 +124,16 @@ pub fn reproduce(opts: &ReproduceOptions, progress: &dyn Progress) -> Result<Rep
         }
         results.entry(study.id).or_default().insert(fig.id.to_string(), series);
     }
+    for (study, figs) in dc? {
+        results.entry(study).or_default().extend(figs);
+    }
     progress.finish();
 
     // Claims: computed ones from the studies run, null for the rest.
     let mut computed: BTreeMap<&str, Computed> = BTreeMap::new();
     for study in cat.iter().filter(|s| selected(s.id)) {
         let r = results.get(study.id).cloned().unwrap_or_default();
-        for c in (study.claims)(&r) {
+        for c in (study.claims)(&r).into_iter().chain(crate::datacenter::claims(study.id, &r)) {
             computed.insert(c.id, c);
         }
     }
@@ -170,7 +175,8 @@ pub fn reproduce(opts: &ReproduceOptions, progress: &dyn Progress) -> Result<Rep
         };
         let r = &results[study.id];
         let mut figures = Vec::new();
-        for fig in &study.figures {
+        let dc_defs = crate::datacenter::figure_defs(study.id);
+        for fig in study.figures.iter().chain(&dc_defs) {
             let series = r[fig.id]
                 .iter()
                 .map(|s| Series {

@@ -23,10 +23,12 @@ pub enum Protocol {
     IpoibRc,
     /// SDP with the default 64 KiB zero-copy threshold.
     Sdp,
+    /// SDP in buffered-copy mode only (the 2004 Voltaire SDP of the sdp study).
+    SdpBc,
 }
 
 impl Protocol {
-    pub const ALL: [Protocol; 5] = [Protocol::Eth, Protocol::IpoibUd, Protocol::IpoibUdOffload, Protocol::IpoibRc, Protocol::Sdp];
+    pub const ALL: [Protocol; 6] = [Protocol::Eth, Protocol::IpoibUd, Protocol::IpoibUdOffload, Protocol::IpoibRc, Protocol::Sdp, Protocol::SdpBc];
 
     /// Spec name.
     pub fn name(self) -> &'static str {
@@ -36,6 +38,7 @@ impl Protocol {
             Protocol::IpoibUdOffload => "ipoib-ud-lro-lso",
             Protocol::IpoibRc => "ipoib-rc",
             Protocol::Sdp => "sdp",
+            Protocol::SdpBc => "sdp-bc",
         }
     }
 
@@ -54,6 +57,7 @@ impl Protocol {
             Protocol::IpoibUdOffload => SockStack { lro: Some(true), lso: Some(true), ..SockStack::ipoib_ud() },
             Protocol::IpoibRc => SockStack::new(SockKind::IpoibRc),
             Protocol::Sdp => SockStack::new(SockKind::Sdp),
+            Protocol::SdpBc => SockStack::sdp_bc(),
         }
     }
 }
@@ -149,7 +153,7 @@ impl NetCost {
             latency_us: lat,
             cpu_us: cpu,
             connect_us: c.value,
-            idle_us: (protocol == Protocol::Sdp).then_some(st.sdp_idle_us),
+            idle_us: matches!(protocol, Protocol::Sdp | Protocol::SdpBc).then_some(st.sdp_idle_us),
             events,
         })
     }

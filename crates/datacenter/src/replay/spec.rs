@@ -47,6 +47,8 @@ pub struct DcSpec {
     /// Static content: mean file sizes (a sweep), connection per request.
     pub file_sizes: Vec<u64>,
     pub connect_per_request: bool,
+    /// SDP connections pay the idle control round trip (false: a what-if without it).
+    pub sdp_idle_penalty: bool,
     /// Extra numbers of the workload (static: proxy_cpu_ns ...; specweb: its table).
     pub params: BTreeMap<String, Value>,
 }
@@ -87,7 +89,8 @@ fn get_str<'a>(t: &'a toml::Table, file: &str, key: &str) -> Result<Option<&'a s
 const KEYS: &[&str] = &[
     "name", "label", "profile", "workload", "mix", "seed", "think_scale", "think", "session_scale", "warmup_s", "measure_s",
     "browsers", "web_cores", "app_cores", "db_cores", "client_web_connections", "web_app_connections", "app_db_connections",
-    "client_web", "web_app", "app_db", "protocol", "image_connections", "file_sizes", "connect_per_request", "params", "series",
+    "client_web", "web_app", "app_db", "protocol", "image_connections", "file_sizes", "connect_per_request", "sdp_idle_penalty",
+    "params", "series",
 ];
 
 impl DcSpec {
@@ -111,6 +114,7 @@ impl DcSpec {
             image_connections: 4,
             file_sizes: vec![16384],
             connect_per_request: true,
+            sdp_idle_penalty: true,
             params: BTreeMap::new(),
         }
     }
@@ -178,6 +182,11 @@ impl DcSpec {
             None => {}
             Some(Value::Boolean(b)) => self.connect_per_request = *b,
             Some(_) => return Err(err(file, "connect_per_request", "true or false")),
+        }
+        match t.get("sdp_idle_penalty") {
+            None => {}
+            Some(Value::Boolean(b)) => self.sdp_idle_penalty = *b,
+            Some(_) => return Err(err(file, "sdp_idle_penalty", "true or false")),
         }
         match t.get("params") {
             None => {}
@@ -256,7 +265,10 @@ impl DcSpec {
 
     /// Runs one point: `browsers` browsers (and, for static content, mean file size `file`).
     pub fn run_point(&self, table: &Arc<InteractionTable>, costs: &CostCache, browsers: u32, file: u64) -> Result<Outcome, String> {
-        let cost = |i: usize| costs.get(&self.profile, self.protocols[i]);
+        let cost = |i: usize| -> Result<Arc<NetCost>, String> {
+            let c = costs.get(&self.profile, self.protocols[i])?;
+            Ok(if self.sdp_idle_penalty { c } else { Arc::new(NetCost { idle_us: None, ..(*c).clone() }) })
+        };
         let think_scale = self.think_scale;
         let (tiers, links, wl): (Vec<TierCfg>, Vec<LinkCfg>, Box<dyn Workload>) = match self.kind {
             Kind::Tpcw | Kind::Specweb => {
