@@ -27,6 +27,22 @@ pub enum DcCmd {
         /// The trace file written by `serve --trace` or `drive --trace`.
         file: PathBuf,
     },
+    /// Replay a data center in the model: browsers, tiers, connection pools and protocols
+    /// from a spec, work per interaction from a trace; prints WIPS and percentiles.
+    Replay(ReplayArgs),
+}
+
+#[derive(Args)]
+pub struct ReplayArgs {
+    /// The data-center spec (TOML: [datacenter] and optional [[series]]).
+    #[arg(long, value_name = "DC.toml")]
+    spec: PathBuf,
+    /// A `drive --trace` file to take the work per interaction from [default: the built-in trace].
+    #[arg(long, value_name = "FILE")]
+    trace: Option<PathBuf>,
+    /// Write the results as JSON.
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
 }
 
 #[derive(Args, Clone)]
@@ -167,7 +183,86 @@ pub fn run(cmd: DcCmd) -> Result<ExitCode, String> {
             Ok(ExitCode::SUCCESS)
         }
         DcCmd::Trace { file } => trace_cmd(&file),
+        DcCmd::Replay(a) => replay_cmd(a),
     }
+}
+
+fn replay_cmd(a: ReplayArgs) -> Result<ExitCode, String> {
+    use interlab_datacenter::replay::{CostCache, DcSpec, InteractionTable, Kind};
+    use interlab_datacenter::tpcw::Interaction;
+    let text = std::fs::read_to_string(&a.spec).map_err(|e| format!("spec {}: {e}", a.spec.display()))?;
+    let name = a.spec.display().to_string();
+    let specs = DcSpec::parse(&name, &text)?;
+    let table = std::sync::Arc::new(match &a.trace {
+        Some(p) => InteractionTable::read(p)?,
+        None => InteractionTable::builtin(),
+    });
+    let costs = CostCache::new();
+    let mut json = Vec::new();
+    println!("interlab datacenter replay {name}: work per interaction from {} ({} samples)", table.source, table.len());
+    for s in &specs {
+        let label = if s.label.is_empty() { s.name.clone() } else { s.label.clone() };
+        let protos: Vec<&str> = s.protocols.iter().map(|p| p.name()).collect();
+        println!(
+            "\n{label}: profile {}, links client-web {} / web-app {} / app-db {}, cores {:?}, connections {:?} (0 = per browser)",
+            s.profile, protos[0], protos[1], protos[2], s.cores, s.connections
+        );
+        let xs: Vec<(u32, u64)> = match s.kind {
+            Kind::Static => s.file_sizes.iter().map(|&f| (s.browsers[0], f)).collect(),
+            _ => s.browsers.iter().map(|&b| (b, 0)).collect(),
+        };
+        for (b, f) in xs {
+            let o = s.run_point(&table, &costs, b, f)?;
+            let metric = match s.kind {
+                Kind::Tpcw => "WIPS",
+                Kind::Specweb => "pages/s",
+                Kind::Static => "requests/s",
+            };
+            let pct = |c: Option<usize>, p: f64| o.percentile(c, p).map_or(f64::NAN, |x| x * 1e3);
+            let size = if s.kind == Kind::Static { format!(", mean file {f} B") } else { String::new() };
+            println!(
+                "  {b} browsers{size}: {metric} {:.1}; response ms p50 {:.2} p90 {:.2} p99 {:.2} max {:.2}; tier utilisation {}; {} requests issued, {} completed; SDP idle round trips {}",
+                o.throughput(),
+                pct(None, 50.0),
+                pct(None, 90.0),
+                pct(None, 99.0),
+                pct(None, 100.0),
+                o.tier_util.iter().skip(1).map(|u| format!("{:.0}%", u * 100.0)).collect::<Vec<_>>().join("/"),
+                o.issued,
+                o.completed,
+                o.idle_penalties
+            );
+            let mut per = Vec::new();
+            for (c, cname) in o.classes.iter().enumerate() {
+                let n = o.times(Some(c)).len();
+                if n == 0 {
+                    continue;
+                }
+                let limit = Interaction::from_abbr(cname).map(|i| i.wirt90_limit().as_secs_f64());
+                let over = limit.map(|l| o.over(Some(c), l) * 100.0);
+                if s.kind == Kind::Tpcw {
+                    println!(
+                        "    {cname:<6} {n:>7}  p50 {:>8.2}  p90 {:>8.2}  p99 {:>8.2} ms  over limit {:>5.1}%",
+                        pct(Some(c), 50.0),
+                        pct(Some(c), 90.0),
+                        pct(Some(c), 99.0),
+                        over.unwrap_or(0.0)
+                    );
+                }
+                per.push(serde_json::json!({"class": cname, "count": n, "p50_ms": pct(Some(c), 50.0), "p90_ms": pct(Some(c), 90.0),
+                    "p99_ms": pct(Some(c), 99.0), "over_limit_pct": over}));
+            }
+            json.push(serde_json::json!({"series": label, "browsers": b, "file_bytes": f, "throughput_per_s": o.throughput(),
+                "p50_ms": pct(None, 50.0), "p90_ms": pct(None, 90.0), "p99_ms": pct(None, 99.0), "issued": o.issued,
+                "completed": o.completed, "tier_utilisation": o.tier_util, "sdp_idle_round_trips": o.idle_penalties,
+                "per_class": per}));
+        }
+    }
+    if let Some(p) = &a.json {
+        let text = serde_json::to_string_pretty(&serde_json::json!({"v": 1, "spec": name, "points": json})).map_err(|e| e.to_string())?;
+        std::fs::write(p, text).map_err(|e| format!("{}: {e}", p.display()))?;
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn serve_cmd(a: ServeArgs) -> Result<ExitCode, String> {
