@@ -29,6 +29,8 @@ enum Metric {
     MeanByClass,
     /// Mean response time vs mean file size, us.
     MeanVsSize,
+    /// Share of the mean response time spent on the proxy-web leg (%) vs mean file size.
+    WebShare,
     /// Pages per 10 s vs sessions.
     Per10s,
     /// Largest response time vs sessions, ms.
@@ -74,6 +76,7 @@ fn all_figs() -> Vec<DcFig> {
         dc_fig!("ipoib-offload", "fig13", "dc-fig13", "SPECweb2009 e-commerce in its manner: throughput (model replay)", x: "Sessions", Scale::Linear, y: "Pages per 10 s", Per10s),
         dc_fig!("ipoib-offload", "fig14", "dc-fig13", "SPECweb2009 e-commerce: largest response time", x: "Sessions", Scale::Linear, y: "Largest response time (ms)", MaxResp),
         dc_fig!("sdp", "fig5a", "dc-fig5a", "Static content, InfiniBand clients, connection per request (model replay)", x: "Average file size (bytes)", Scale::Log2, y: "Mean response time (us)", MeanVsSize),
+        dc_fig!("sdp", "fig5-split", "dc-fig5a", "Static content: share of the response time spent between proxy and web server", x: "Average file size (bytes)", Scale::Log2, y: "Proxy-web share of response time (%)", WebShare),
         dc_fig!("sdp", "fig6", "dc-fig6", "Static content without connection set-up time (model replay)", x: "Average file size (bytes)", Scale::Log2, y: "Mean response time (us)", MeanVsSize),
     ]
 }
@@ -100,6 +103,7 @@ fn metric_points(m: Metric, runs: &[(u64, Outcome)]) -> Vec<(u64, f64)> {
         Metric::WorstOver => runs.iter().map(|(x, o)| (*x, worst_over(o))).collect(),
         Metric::Per10s => runs.iter().map(|(x, o)| (*x, o.throughput() * 10.0)).collect(),
         Metric::MaxResp => runs.iter().map(|(x, o)| (*x, o.percentile(None, 100.0).unwrap_or(0.0) * 1e3)).collect(),
+        Metric::WebShare => runs.iter().map(|(x, o)| (*x, o.mean_between(1, 2) / o.mean(None).unwrap_or(f64::NAN) * 100.0)).collect(),
         Metric::MeanVsSize => runs.iter().map(|(x, o)| (*x, o.mean(None).unwrap_or(f64::NAN) * 1e6)).collect(),
         Metric::MeanByClass => {
             let Some((_, o)) = runs.last() else { return vec![] };
