@@ -441,7 +441,17 @@ impl Component<Ev> for Dc {
                 if idle {
                     cpu += 2.0 * cost.cpu(1);
                 }
-                let end = self.reserve(receiver, now, us(cpu));
+                // Work the receiver does next on the same tier joins the same reservation
+                // (one event fewer; the core runs both back to back).
+                let mut dur = us(cpu);
+                let fl = self.flows[flow].as_mut().expect("flow");
+                if let Some(&Step::Cpu { tier, ns }) = fl.steps.get(fl.pc) {
+                    if tier as usize == receiver {
+                        dur += ns * 1000;
+                        fl.pc += 1;
+                    }
+                }
+                let end = self.reserve(receiver, now, dur);
                 let c = self.flows[flow].as_ref().expect("flow").conns[l];
                 if c != NONE {
                     self.conn_mut(l, c).last = Some(end);

@@ -327,17 +327,13 @@ impl DcSpec {
                 (tiers, links, Box::new(wl))
             }
         };
-        let think_mean_s = match self.kind {
-            Kind::Tpcw => 7.0 * think_scale,
-            Kind::Specweb => 10.0 * think_scale,
-            Kind::Static => 0.0,
-        };
         let cfg = Config {
             tiers,
             links,
             browsers,
             seed: self.seed,
-            start_spread: secs(think_mean_s.max(0.001).min(self.warmup_s.max(0.001))),
+            // Browsers start uniformly over the first half of the warm-up (a ramp, as `drive` does).
+            start_spread: secs((self.warmup_s / 2.0).max(0.001)),
             warmup: secs(self.warmup_s),
             measure: secs(self.measure_s),
             drain: false,
