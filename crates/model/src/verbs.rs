@@ -501,13 +501,6 @@ impl VerbsSetup {
         } else {
             (bw, "MB/s", None)
         };
-        if std::env::var_os("INTERLAB_DEBUG_CORES").is_some() {
-            for &id in &node_ids {
-                let n = sim.get::<Node>(id).expect("node");
-                let pct: Vec<String> = n.stats.core_busy_ps.iter().map(|b| format!("{:.0}", *b as f64 / stats.end_time.max(1) as f64 * 100.0)).collect();
-                eprintln!("node {}: cores busy % [{}], irqs {:?}, pkts sent {} rcvd {}", id.0, pct.join(" "), n.sock.queues.iter().map(|q| q.interrupts).collect::<Vec<_>>(), n.stats.packets_sent, n.stats.packets_received);
-            }
-        }
         let server = sim.get::<Node>(node_ids[0]).expect("node");
         let busy: Time = server.stats.core_busy_ps.iter().sum();
         let cores = server.stats.core_busy_ps.len().max(1) as f64;
