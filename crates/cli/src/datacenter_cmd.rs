@@ -203,9 +203,10 @@ fn replay_cmd(a: ReplayArgs) -> Result<ExitCode, String> {
     for s in &specs {
         let label = if s.label.is_empty() { s.name.clone() } else { s.label.clone() };
         let protos: Vec<&str> = s.protocols.iter().map(|p| p.name()).collect();
+        let cores = if s.host_cores > 0 { format!("one shared host of {} cores (browsers included)", s.host_cores) } else { format!("cores {:?}", s.cores) };
         println!(
-            "\n{label}: profile {}, links client-web {} / web-app {} / app-db {}, cores {:?}, connections {:?} (0 = per browser)",
-            s.profile, protos[0], protos[1], protos[2], s.cores, s.connections
+            "\n{label}: profile {}, links client-web {} / web-app {} / app-db {}, {cores}, connections {:?} (0 = per browser)",
+            s.profile, protos[0], protos[1], protos[2], s.connections
         );
         let xs: Vec<(u32, u64)> = match s.kind {
             Kind::Static => s.file_sizes.iter().map(|&f| (s.browsers[0], f)).collect(),
@@ -227,7 +228,11 @@ fn replay_cmd(a: ReplayArgs) -> Result<ExitCode, String> {
                 pct(None, 90.0),
                 pct(None, 99.0),
                 pct(None, 100.0),
-                o.tier_util.iter().skip(1).map(|u| format!("{:.0}%", u * 100.0)).collect::<Vec<_>>().join("/"),
+                if s.host_cores > 0 {
+                    format!("host {:.0}% (browsers {})", o.tier_util.iter().sum::<f64>() * 100.0, o.tier_util.iter().map(|u| format!("{:.0}%", u * 100.0)).collect::<Vec<_>>().join("/"))
+                } else {
+                    o.tier_util.iter().skip(1).map(|u| format!("{:.0}%", u * 100.0)).collect::<Vec<_>>().join("/")
+                },
                 o.issued,
                 o.completed,
                 o.idle_penalties

@@ -557,10 +557,16 @@ struct Done {
     wirt: Duration,
     t2: Duration,
     images: u32,
+    /// CPU time of the parallel image fetches (their threads), ns.
+    img_cpu_ns: u64,
     tiers: Vec<TierTrace>,
     t_us: u64,
     status: u16,
 }
+
+/// What one parallel image connection fetched: (response, bytes sent) per image, and the
+/// CPU time of its thread, ns.
+type ImageLane = (Vec<(Response, usize)>, u64);
 
 /// A request to make: method, target, form body.
 struct Plan {
@@ -637,7 +643,7 @@ impl<'a> Eb<'a> {
                         let t = sh.start.elapsed();
                         sh.errors.fetch_add(1, Ordering::Relaxed);
                         if let Some(w) = &self.cfg.trace {
-                            let fake = Done { page: Page::default(), wirt: t.saturating_sub(t1), t2: t, images: 0, tiers: vec![], t_us, status: e.status };
+                            let fake = Done { page: Page::default(), wirt: t.saturating_sub(t1), t2: t, images: 0, img_cpu_ns: 0, tiers: vec![], t_us, status: e.status };
                             w.write(&self.record(state, &fake, Some(format!("{:?}: {}", e.kind, e.msg)), None, cpu, sh));
                         }
                         sh.data().errors.push(ErrorRec { kind: e.kind, i: state, t, msg: e.msg });
@@ -665,7 +671,7 @@ impl<'a> Eb<'a> {
     fn record(&self, i: Interaction, d: &Done, error: Option<String>, think: Option<Duration>, cpu: u64, sh: &Shared) -> TraceRecord {
         let mut tiers = d.tiers.clone();
         if let Some(b) = tiers.iter_mut().find(|t| t.tier == Tier::Browser) {
-            b.cpu_ns = cpu;
+            b.cpu_ns = cpu + d.img_cpu_ns;
             b.wall_ns = d.wirt.as_nanos() as u64;
         }
         TraceRecord {
@@ -905,7 +911,8 @@ impl<'a> Eb<'a> {
         // Embedded images, re-fetched every time (no cache), over parallel connections.
         let imgs = page.images.clone();
         let k = self.imgs.len().min(imgs.len()).max(1);
-        let results: Vec<Result<Vec<(Response, usize)>, EbError>> = if imgs.is_empty() {
+        // Each image thread's own CPU time (the browser's share of the interaction includes it).
+        let results: Vec<Result<ImageLane, EbError>> = if imgs.is_empty() {
             vec![]
         } else {
             let hdr = headers.clone();
@@ -914,7 +921,8 @@ impl<'a> Eb<'a> {
                 for (c, client) in self.imgs.iter_mut().take(k).enumerate() {
                     let mine: Vec<&String> = imgs.iter().skip(c).step_by(k).collect();
                     let hdr = &hdr;
-                    hs.push(s.spawn(move || -> Result<Vec<(Response, usize)>, EbError> {
+                    hs.push(s.spawn(move || -> Result<ImageLane, EbError> {
+                        let c0 = thread_cpu_ns();
                         let mut out = Vec::new();
                         for src in mine {
                             let (r, n) = client.request("GET", src, hdr, b"").map_err(|e| EbError { kind: ErrorKind::of(&e), msg: format!("image {src}: {e}"), status: 0 })?;
@@ -926,15 +934,17 @@ impl<'a> Eb<'a> {
                             }
                             out.push((r, n));
                         }
-                        Ok(out)
+                        Ok((out, thread_cpu_ns().saturating_sub(c0)))
                     }));
                 }
                 hs.into_iter().map(|h| h.join().unwrap_or_else(|_| Err(bad("image fetch thread failed".into())))).collect()
             })
         };
         let mut n_img = 0u32;
+        let mut img_cpu_ns = 0;
         for r in results {
-            let v = r.map_err(|e| (e, t1, t_us))?;
+            let (v, cpu) = r.map_err(|e| (e, t1, t_us))?;
+            img_cpu_ns += cpu;
             for (resp, sent) in v {
                 n_img += 1;
                 browser.requests += 1;
@@ -951,7 +961,7 @@ impl<'a> Eb<'a> {
             tiers.push(web);
             tiers.extend(below);
         }
-        Ok(Done { page, wirt: t2 - t1, t2, images: n_img, tiers, t_us, status: 200 })
+        Ok(Done { page, wirt: t2 - t1, t2, images: n_img, img_cpu_ns, tiers, t_us, status: 200 })
     }
 }
 

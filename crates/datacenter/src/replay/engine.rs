@@ -5,6 +5,8 @@
 //! engine executes the programs.
 //!
 //! * **CPU**: each tier has `cores`; a CPU job takes the core that frees first (FCFS).
+//!   Tiers marked `shared` instead run on one host of `host_cores` cores together (all
+//!   tiers and the browsers on one machine, as in a live run over loopback).
 //! * **Messages** on a link cost the protocol's model-derived CPU at the sender (on the
 //!   sender tier's cores), then the rest of the one-way latency as a delay, then the CPU
 //!   at the receiver: unloaded, a message takes exactly the model's one-way latency.
@@ -53,6 +55,8 @@ pub struct TierCfg {
     pub name: String,
     /// Cores (0 = unlimited: the client machines).
     pub cores: u32,
+    /// Runs on the shared host (`Config::host_cores`) instead of its own cores.
+    pub shared: bool,
 }
 
 /// A link between tier `from` (the requesting side) and tier `to`.
@@ -80,6 +84,8 @@ pub trait Workload {
 #[derive(Debug, Clone)]
 pub struct Config {
     pub tiers: Vec<TierCfg>,
+    /// Cores of the host the `shared` tiers run on together.
+    pub host_cores: u32,
     pub links: Vec<LinkCfg>,
     pub browsers: u32,
     pub seed: u64,
@@ -220,7 +226,10 @@ struct Dc {
     cfg: Config,
     wl: Box<dyn Workload>,
     rngs: Vec<Rng>,
+    /// Core pools: one per tier, then the shared host's.
     cores: Vec<Vec<Time>>,
+    /// Each tier's pool.
+    pool_of: Vec<usize>,
     busy: Vec<u128>,
     pools: Vec<Pool>,
     flows: Vec<Option<Flow>>,
@@ -241,7 +250,7 @@ fn us(x: f64) -> Time {
 impl Dc {
     fn reserve(&mut self, tier: usize, now: Time, dur: Time) -> Time {
         self.busy[tier] += dur as u128;
-        let cores = &mut self.cores[tier];
+        let cores = &mut self.cores[self.pool_of[tier]];
         if cores.is_empty() {
             return now + dur;
         }
@@ -478,6 +487,9 @@ pub fn run(cfg: &Config, wl: Box<dyn Workload>) -> Result<Outcome, String> {
             return Err(format!("link {} joins a tier that does not exist", l.name));
         }
     }
+    if cfg.tiers.iter().any(|t| t.shared) && cfg.host_cores == 0 {
+        return Err("tiers share a host but the host has no cores".into());
+    }
     if cfg.measure == 0 {
         return Err("the measurement interval must be longer than 0".into());
     }
@@ -496,7 +508,8 @@ pub fn run(cfg: &Config, wl: Box<dyn Workload>) -> Result<Outcome, String> {
         cfg: cfg.clone(),
         wl,
         rngs: (0..cfg.browsers).map(|b| Rng::stream(cfg.seed, b as u64 + 1)).collect(),
-        cores: cfg.tiers.iter().map(|t| vec![0; t.cores as usize]).collect(),
+        cores: cfg.tiers.iter().map(|t| vec![0; if t.shared { 0 } else { t.cores as usize }]).chain([vec![0; cfg.host_cores as usize]]).collect(),
+        pool_of: cfg.tiers.iter().enumerate().map(|(i, t)| if t.shared { cfg.tiers.len() } else { i }).collect(),
         busy: vec![0; cfg.tiers.len()],
         pools,
         flows: Vec::new(),
@@ -532,7 +545,10 @@ pub fn run(cfg: &Config, wl: Box<dyn Workload>) -> Result<Outcome, String> {
             .busy
             .iter()
             .zip(&cfg.tiers)
-            .map(|(&b, t)| if t.cores == 0 { 0.0 } else { b as f64 / (end * t.cores as f64) })
+            .map(|(&b, t)| {
+                let cores = if t.shared { cfg.host_cores } else { t.cores };
+                if cores == 0 { 0.0 } else { b as f64 / (end * cores as f64) }
+            })
             .collect(),
         messages: dc.messages,
         idle_penalties: dc.idle_penalties,

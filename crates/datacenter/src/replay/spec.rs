@@ -40,6 +40,9 @@ pub struct DcSpec {
     pub browsers: Vec<u32>,
     /// Cores of web (or proxy), app (or web behind the proxy, or BeSim), db.
     pub cores: [u32; 3],
+    /// 0: each tier on its own host (`cores`), the browsers on unlimited client machines.
+    /// N: every tier and the browsers on one host of N cores (a live run on one machine).
+    pub host_cores: u32,
     /// Connections: client-web, web-app, app-db (0 = one per browser).
     pub connections: [u32; 3],
     pub protocols: [Protocol; 3],
@@ -88,7 +91,7 @@ fn get_str<'a>(t: &'a toml::Table, file: &str, key: &str) -> Result<Option<&'a s
 
 const KEYS: &[&str] = &[
     "name", "label", "profile", "workload", "mix", "seed", "think_scale", "think", "session_scale", "warmup_s", "measure_s",
-    "browsers", "web_cores", "app_cores", "db_cores", "client_web_connections", "web_app_connections", "app_db_connections",
+    "browsers", "web_cores", "app_cores", "db_cores", "host_cores", "client_web_connections", "web_app_connections", "app_db_connections",
     "client_web", "web_app", "app_db", "protocol", "image_connections", "file_sizes", "connect_per_request", "sdp_idle_penalty",
     "params", "series",
 ];
@@ -109,6 +112,7 @@ impl DcSpec {
             measure_s: 60.0,
             browsers: vec![100],
             cores: [8, 8, 8],
+            host_cores: 0,
             connections: [0, 250, 50],
             protocols: [Protocol::Eth; 3],
             image_connections: 4,
@@ -162,6 +166,7 @@ impl DcSpec {
         for (i, k) in ["web_cores", "app_cores", "db_cores"].iter().enumerate() {
             self.cores[i] = get_u32s(t, file, k, vec![self.cores[i]])?[0];
         }
+        self.host_cores = get_u32s(t, file, "host_cores", vec![self.host_cores])?[0];
         for (i, k) in ["client_web_connections", "web_app_connections", "app_db_connections"].iter().enumerate() {
             self.connections[i] = get_u32s(t, file, k, vec![self.connections[i]])?[0];
         }
@@ -273,10 +278,10 @@ impl DcSpec {
         let (tiers, links, wl): (Vec<TierCfg>, Vec<LinkCfg>, Box<dyn Workload>) = match self.kind {
             Kind::Tpcw | Kind::Specweb => {
                 let tiers = vec![
-                    TierCfg { name: "client".into(), cores: 0 },
-                    TierCfg { name: "web".into(), cores: self.cores[0] },
-                    TierCfg { name: if self.kind == Kind::Tpcw { "app" } else { "besim" }.into(), cores: self.cores[1] },
-                    TierCfg { name: "db".into(), cores: self.cores[2] },
+                    TierCfg { name: "client".into(), cores: 0, shared: false },
+                    TierCfg { name: "web".into(), cores: self.cores[0], shared: false },
+                    TierCfg { name: if self.kind == Kind::Tpcw { "app" } else { "besim" }.into(), cores: self.cores[1], shared: false },
+                    TierCfg { name: "db".into(), cores: self.cores[2], shared: false },
                 ];
                 let links = vec![
                     LinkCfg { name: "client-web".into(), from: 0, to: 1, cost: cost(0)?, pool: self.connections[0] },
@@ -288,6 +293,7 @@ impl DcSpec {
                     let mut t = Tpcw::new(table.clone(), self.mix, browsers, think, secs(900.0 * self.session_scale));
                     t.image_lanes = self.image_connections.max(1);
                     t.connect_per_session = self.connections[0] == 0;
+                    t.browser_cpu = self.host_cores > 0;
                     Box::new(t)
                 } else {
                     Box::new(self.specweb(think_scale)?)
@@ -296,9 +302,9 @@ impl DcSpec {
             }
             Kind::Static => {
                 let tiers = vec![
-                    TierCfg { name: "client".into(), cores: 0 },
-                    TierCfg { name: "proxy".into(), cores: self.cores[0] },
-                    TierCfg { name: "web".into(), cores: self.cores[1] },
+                    TierCfg { name: "client".into(), cores: 0, shared: false },
+                    TierCfg { name: "proxy".into(), cores: self.cores[0], shared: false },
+                    TierCfg { name: "web".into(), cores: self.cores[1], shared: false },
                 ];
                 let links = vec![
                     LinkCfg { name: "client-proxy".into(), from: 0, to: 1, cost: cost(0)?, pool: 0 },
@@ -327,8 +333,11 @@ impl DcSpec {
                 (tiers, links, Box::new(wl))
             }
         };
+        let shared = self.host_cores > 0;
+        let tiers = tiers.into_iter().map(|t| TierCfg { shared, ..t }).collect();
         let cfg = Config {
             tiers,
+            host_cores: self.host_cores,
             links,
             browsers,
             seed: self.seed,

@@ -26,6 +26,8 @@ pub struct Exchange {
 #[derive(Debug, Clone, PartialEq)]
 pub struct PageSample {
     pub interaction: Interaction,
+    /// The browser emulator's CPU for the page and its images (request, parsing), ns.
+    pub browser_cpu_ns: u64,
     pub web_cpu_ns: u64,
     pub app_cpu_ns: u64,
     pub db_cpu_ns: u64,
@@ -70,6 +72,7 @@ impl InteractionTable {
             let all = pair(&b.to_next, &b.from_next);
             samples[i.index()].push(PageSample {
                 interaction: i,
+                browser_cpu_ns: b.cpu_ns,
                 web_cpu_ns: web.map_or(0, |t| t.cpu_ns),
                 app_cpu_ns: app.map_or(0, |t| t.cpu_ns),
                 db_cpu_ns: db.map_or(0, |t| t.cpu_ns),

@@ -34,7 +34,8 @@ fn replay_conserves_requests() {
     let wl = workload::Tpcw::new(table(), crate::tpcw::Mix::Browsing, 50, Some(workload::secs(0.2)), workload::secs(900.0));
     let cost = costs.get("r805-connectx-ddr", Protocol::IpoibRc).unwrap();
     let cfg = Config {
-        tiers: ["client", "web", "app", "db"].iter().enumerate().map(|(i, n)| TierCfg { name: n.to_string(), cores: if i == 0 { 0 } else { 2 } }).collect(),
+        tiers: ["client", "web", "app", "db"].iter().enumerate().map(|(i, n)| TierCfg { name: n.to_string(), cores: if i == 0 { 0 } else { 2 }, shared: false }).collect(),
+        host_cores: 0,
         links: (0..3).map(|i| LinkCfg { name: format!("l{i}"), from: i, to: i + 1, cost: cost.clone(), pool: [0, 5, 3][i] }).collect(),
         browsers: 50,
         seed: 3,
@@ -89,6 +90,28 @@ fn sdp_idle_penalty_with_many_idle_connections_not_with_few_busy_ones() {
     // No idle threshold (IPoIB): never.
     let ip = DcSpec { protocols: [Protocol::IpoibRc; 3], ..many };
     assert_eq!(ip.run_point(&table(), &costs, 300, 0).unwrap().idle_penalties, 0);
+}
+
+#[test]
+fn one_shared_host_caps_the_sum_of_all_tiers_work() {
+    let costs = quick_costs();
+    // Saturated: every tier on its own 2 cores, vs all tiers and the browsers on one 2-core host.
+    let own = DcSpec { think_scale: 0.001, ..spec("web_cores = 2\napp_cores = 2\ndb_cores = 2") };
+    let shared = DcSpec { host_cores: 2, ..own.clone() };
+    let (o, s) = (own.run_point(&table(), &costs, 300, 0).unwrap(), shared.run_point(&table(), &costs, 300, 0).unwrap());
+    assert!(s.throughput() < o.throughput(), "shared host {} own hosts {}", s.throughput(), o.throughput());
+    // The host's utilisation is the sum of its tiers', at most 100% (jobs reserved just
+    // before the end may run past it: 1% slack), and it is saturated.
+    let host: f64 = s.tier_util.iter().sum();
+    assert!(host <= 1.01 && host > 0.9, "host utilisation {host}");
+    // The browsers' own CPU is charged only on the shared host.
+    assert!(s.tier_util[0] > 0.0 && o.tier_util[0] == 0.0, "{:?} {:?}", s.tier_util, o.tier_util);
+    // Throughput is bounded by 2 cores over the CPU time per interaction (busy time over
+    // requests issued: those still in flight have had part of theirs).
+    let busy: f64 = s.tier_busy_s.iter().sum();
+    assert!(s.throughput() <= 2.0 / (busy / s.issued as f64), "{} vs {busy} s for {}", s.throughput(), s.issued);
+    let e = DcSpec::parse("x.toml", "[datacenter]\nhost_cores = -1\n").unwrap_err();
+    assert!(e.contains("x.toml") && e.contains("host_cores"), "{e}");
 }
 
 #[test]

@@ -31,6 +31,10 @@ pub struct Tpcw {
     pub image_lanes: u32,
     /// Open the client connections afresh at each session start (dedicated client pools).
     pub connect_per_session: bool,
+    /// Charge the trace's browser CPU on the client tier: when the browsers share a host
+    /// with the servers. On dedicated client machines the emulator's own work is not part
+    /// of the measured system (TPC-W requires the RBE's overhead to be negligible).
+    pub browser_cpu: bool,
     /// Browser state: (current interaction, session end, last think us).
     state: Vec<(Option<Interaction>, Time, Option<u64>)>,
 }
@@ -44,6 +48,7 @@ impl Tpcw {
             usmd_mean,
             image_lanes: 4,
             connect_per_session: true,
+            browser_cpu: false,
             state: vec![(None, 0, None); browsers as usize],
         }
     }
@@ -53,10 +58,13 @@ fn split(total: u64, parts: usize) -> u64 {
     total / parts.max(1) as u64
 }
 
-/// The program of one TPC-W page and its images for browser `b`.
-pub fn tpcw_program(s: &PageSample, b: u32, lanes: u32, connect: bool) -> Vec<Step> {
+/// The program of one TPC-W page and its images for browser `b` (`browser_cpu`: charge
+/// the sample's browser CPU on tier 0).
+pub fn tpcw_program(s: &PageSample, b: u32, lanes: u32, connect: bool, browser_cpu: bool) -> Vec<Step> {
     let base = b * (1 + lanes);
     let web_share = split(s.web_cpu_ns, 1 + s.images.len());
+    // The browser's CPU: its share for the page when the page arrives, one per image.
+    let browser_share = if browser_cpu { split(s.browser_cpu_ns, 1 + s.images.len()) } else { 0 };
     let mut p = vec![Step::Acquire { link: 0, slot: base }];
     if connect {
         p.push(Step::Connect { link: 0 });
@@ -91,6 +99,9 @@ pub fn tpcw_program(s: &PageSample, b: u32, lanes: u32, connect: bool) -> Vec<St
     p.push(Step::Cpu { tier: 1, ns: web_share - web_share / 2 });
     p.push(Step::Send { link: 0, bytes: s.page.resp, up: true });
     p.push(Step::Release { link: 0 });
+    if browser_share > 0 {
+        p.push(Step::Cpu { tier: 0, ns: browser_share });
+    }
     p.push(Step::Mark(1));
     if !s.images.is_empty() {
         let n = lanes.clamp(1, s.images.len() as u32) as usize;
@@ -104,6 +115,9 @@ pub fn tpcw_program(s: &PageSample, b: u32, lanes: u32, connect: bool) -> Vec<St
                 q.push(Step::Send { link: 0, bytes: im.req, up: false });
                 q.push(Step::Cpu { tier: 1, ns: web_share });
                 q.push(Step::Send { link: 0, bytes: im.resp, up: true });
+                if browser_share > 0 {
+                    q.push(Step::Cpu { tier: 0, ns: browser_share });
+                }
             }
             q.push(Step::Release { link: 0 });
             forks.push(q);
@@ -133,7 +147,7 @@ impl Workload for Tpcw {
         st.0 = Some(i);
         let s = self.table.sample(i, rng);
         st.2 = s.think_us;
-        (i.index(), tpcw_program(s, b, self.image_lanes, new_session && self.connect_per_session))
+        (i.index(), tpcw_program(s, b, self.image_lanes, new_session && self.connect_per_session, self.browser_cpu))
     }
 
     fn think(&mut self, b: u32, rng: &mut Rng) -> Time {
@@ -276,6 +290,7 @@ impl Workload for Specweb {
         }
         let s = PageSample {
             interaction: Interaction::Home,
+            browser_cpu_ns: 0,
             web_cpu_ns: 0,
             app_cpu_ns: self.besim_cpu_ns,
             db_cpu_ns: 0,
@@ -285,7 +300,7 @@ impl Workload for Specweb {
             app_db: vec![],
             think_us: None,
         };
-        let mut p = tpcw_program(&s, b, self.image_lanes, false);
+        let mut p = tpcw_program(&s, b, self.image_lanes, false, false);
         // JSP work after BeSim answered (before the page is sent).
         let at = p.iter().position(|x| matches!(x, Step::Send { link: 0, up: true, .. })).unwrap_or(p.len());
         p.insert(at, Step::Cpu { tier: 1, ns: web });
