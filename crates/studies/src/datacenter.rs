@@ -1,4 +1,4 @@
-//! The data-center figures (vpi fig9; ipoib-offload fig9-14 and sec6; sdp fig5a and fig6):
+//! The data-center figures (vpi fig9; ipoib-offload fig9-14 and sec6; sdp fig4-7):
 //! trace-driven replays of the three-tier data center (`interlab_datacenter::replay`) whose
 //! per-message costs come from the socket model, and the claims computed from them.
 //!
@@ -31,6 +31,9 @@ enum Metric {
     MeanVsSize,
     /// Share of the mean response time spent on the proxy-web leg (%) vs mean file size.
     WebShare,
+    /// Share of the proxy time (request at the proxy until the file is back there) spent
+    /// setting up the connection to the web server (%) vs mean file size.
+    ConnectShare,
     /// Pages per 10 s vs sessions.
     Per10s,
     /// Largest response time vs sessions, ms.
@@ -76,8 +79,10 @@ fn all_figs() -> Vec<DcFig> {
         dc_fig!("ipoib-offload", "sec6", "dc-sec6", "Idle SDP connections: mean response time per interaction at light load", x: "Interaction (TPC-W order ADMC..SHOP)", Scale::Linear, y: "Mean response time (ms)", MeanByClass),
         dc_fig!("ipoib-offload", "fig13", "dc-fig13", "SPECweb2009 e-commerce in its manner: throughput (model replay)", x: "Sessions", Scale::Linear, y: "Pages per 10 s", Per10s),
         dc_fig!("ipoib-offload", "fig14", "dc-fig13", "SPECweb2009 e-commerce: largest response time", x: "Sessions", Scale::Linear, y: "Largest response time (ms)", MaxResp),
+        dc_fig!("sdp", "fig4", "dc-fig4", "Static content, Fast Ethernet clients (model replay)", x: "Average file size (bytes)", Scale::Log2, y: "Mean response time (us)", MeanVsSize),
         dc_fig!("sdp", "fig5a", "dc-fig5a", "Static content, InfiniBand clients, connection per request (model replay)", x: "Average file size (bytes)", Scale::Log2, y: "Mean response time (us)", MeanVsSize),
         dc_fig!("sdp", "fig5-split", "dc-fig5a", "Static content: share of the response time spent between proxy and web server", x: "Average file size (bytes)", Scale::Log2, y: "Proxy-web share of response time (%)", WebShare),
+        dc_fig!("sdp", "fig7-proxy", "dc-fig5a", "Static content: connection set-up in the proxy's time", x: "Average file size (bytes)", Scale::Log2, y: "Connection set-up share of proxy time (%)", ConnectShare),
         dc_fig!("sdp", "fig6", "dc-fig6", "Static content without connection set-up time (model replay)", x: "Average file size (bytes)", Scale::Log2, y: "Mean response time (us)", MeanVsSize),
     ]
 }
@@ -104,6 +109,7 @@ fn metric_points(m: Metric, runs: &[(u64, Outcome)]) -> Vec<(u64, f64)> {
         Metric::WorstOver => runs.iter().map(|(x, o)| (*x, worst_over(o))).collect(),
         Metric::Per10s => runs.iter().map(|(x, o)| (*x, o.throughput() * 10.0)).collect(),
         Metric::MaxResp => runs.iter().map(|(x, o)| (*x, o.percentile(None, 100.0).unwrap_or(0.0) * 1e3)).collect(),
+        Metric::ConnectShare => runs.iter().map(|(x, o)| (*x, o.mean_between(1, 3) / o.mean_between(0, 2) * 100.0)).collect(),
         Metric::WebShare => runs.iter().map(|(x, o)| (*x, o.mean_between(1, 2) / o.mean(None).unwrap_or(f64::NAN) * 100.0)).collect(),
         Metric::MeanVsSize => runs.iter().map(|(x, o)| (*x, o.mean(None).unwrap_or(f64::NAN) * 1e6)).collect(),
         Metric::MeanByClass => {

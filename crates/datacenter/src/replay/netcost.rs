@@ -13,7 +13,9 @@ use std::sync::Arc;
 /// A socket protocol on a tier-to-tier link.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Protocol {
-    /// TCP/IP over the adapter's 10GigE port (jumbo frames, the profile's offloads).
+    /// TCP/IP over the profile's Ethernet port (`[eth]`: 10GigE with jumbo frames on
+    /// r805-connectx-ddr, the clients' Fast Ethernet on xeon24-mt23108-pcix). Spec name
+    /// `eth`, or `10gige`.
     Eth,
     /// TCP/IP over IPoIB datagram mode, no offloads.
     IpoibUd,
@@ -33,7 +35,7 @@ impl Protocol {
     /// Spec name.
     pub fn name(self) -> &'static str {
         match self {
-            Protocol::Eth => "10gige",
+            Protocol::Eth => "eth",
             Protocol::IpoibUd => "ipoib-ud",
             Protocol::IpoibUdOffload => "ipoib-ud-lro-lso",
             Protocol::IpoibRc => "ipoib-rc",
@@ -44,8 +46,11 @@ impl Protocol {
 
     /// Parses a spec name.
     pub fn parse(s: &str) -> Result<Protocol, String> {
+        if s == "10gige" {
+            return Ok(Protocol::Eth);
+        }
         Protocol::ALL.iter().copied().find(|p| p.name() == s).ok_or_else(|| {
-            format!("unknown protocol `{s}` (expected one of {})", Protocol::ALL.iter().map(|p| p.name()).collect::<Vec<_>>().join(", "))
+            format!("unknown protocol `{s}` (expected one of 10gige, {})", Protocol::ALL.iter().map(|p| p.name()).collect::<Vec<_>>().join(", "))
         })
     }
 

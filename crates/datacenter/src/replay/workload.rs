@@ -210,12 +210,16 @@ impl Workload for StaticContent {
             p.push(Step::Connect { link: 0 });
         }
         p.push(Step::Send { link: 0, bytes: self.request_bytes, up: false });
+        // Marks: 0 the request reached the proxy, 1 the proxy turns to the web server,
+        // 3 its connection is up, 2 the file is back at the proxy.
+        p.push(Step::Mark(0));
         p.push(Step::Cpu { tier: 1, ns: self.proxy_cpu_ns / 2 });
         p.push(Step::Acquire { link: 1, slot: b });
         p.push(Step::Mark(1));
         if self.connect {
             p.push(Step::Connect { link: 1 });
         }
+        p.push(Step::Mark(3));
         p.push(Step::Send { link: 1, bytes: self.request_bytes, up: false });
         p.push(Step::Cpu { tier: 2, ns: self.web_cpu_ns + (size as f64 / self.read_bytes_per_us * 1000.0) as u64 });
         p.push(Step::Send { link: 1, bytes: size, up: true });

@@ -14,13 +14,16 @@ pub enum LineCode {
     B128B130,
     /// PAM4 with FEC as HDR/NDR InfiniBand: 50 data per 53.125 signalled (MODEL-FACTS 1.1).
     Pam4Fec,
+    /// 4b/5b (100BASE-TX Fast Ethernet: 125 MBd for 100 Mb/s): 0.8.
+    B4B5,
 }
 
 impl LineCode {
     /// Parses the profile word.
     pub fn parse(t: &mut Table, key: &str) -> Result<LineCode, ParamError> {
-        Ok(match t.choice(key, &["8b10b", "64b66b", "128b130b", "pam4-fec"], None)?.as_str() {
+        Ok(match t.choice(key, &["8b10b", "64b66b", "128b130b", "pam4-fec", "4b5b"], None)?.as_str() {
             "8b10b" => LineCode::B8B10,
+            "4b5b" => LineCode::B4B5,
             "64b66b" => LineCode::B64B66,
             "128b130b" => LineCode::B128B130,
             _ => LineCode::Pam4Fec,
@@ -30,7 +33,7 @@ impl LineCode {
     /// Data bits per signalled bit.
     pub fn efficiency(self) -> f64 {
         match self {
-            LineCode::B8B10 => 0.8,
+            LineCode::B8B10 | LineCode::B4B5 => 0.8,
             LineCode::B64B66 => 64.0 / 66.0,
             LineCode::B128B130 => 128.0 / 130.0,
             LineCode::Pam4Fec => 50.0 / 53.125,
