@@ -4,6 +4,7 @@
 
 use crate::event::Ev;
 use crate::hw::bus::Bus;
+use crate::hw::cpu::{Cores, CpuPool};
 use crate::hw::link::LinkSpec;
 use crate::ulp::sock::SockHost;
 use crate::profile::Profile;
@@ -115,7 +116,8 @@ pub struct Node {
     /// Queue pairs.
     pub qps: Vec<Qp>,
     pub(crate) procs: Vec<Proc>,
-    pub(crate) core_free: Vec<Time>,
+    /// The cores processes and interrupts run on (own, or a shared machine's).
+    pub(crate) cores: Cores,
     pub(crate) chans: BTreeMap<u32, ChanEnd>,
     reassembly: BTreeMap<(u32, u64), u16>,
     completion_parts: BTreeMap<(u32, u64), u16>,
@@ -152,7 +154,7 @@ impl Node {
             rr: 0,
             qps: Vec::new(),
             procs: Vec::new(),
-            core_free: vec![0; cores],
+            cores: Cores::own(cores),
             chans: BTreeMap::new(),
             reassembly: BTreeMap::new(),
             completion_parts: BTreeMap::new(),
@@ -170,6 +172,12 @@ impl Node {
         }
     }
 
+    /// Runs this node on a machine shared with other nodes (`[host] shared`): its core 0 is
+    /// the machine's CPU `offset` (see [`Cores`]).
+    pub fn share_cores(&mut self, pool: CpuPool, offset: usize) {
+        self.cores = Cores::shared(pool, offset);
+    }
+
     /// Adds a queue pair; returns its index.
     pub fn add_qp(&mut self, port: u8, service: Service, remote_node: u32, remote_port: u8, remote_qp: u32) -> u32 {
         let id = self.qps.len() as u32;
@@ -179,7 +187,7 @@ impl Node {
 
     /// Adds a process bound to `core`; returns its index.
     pub fn add_proc(&mut self, core: u32) -> u16 {
-        self.procs.push(Proc { core: core % self.core_free.len() as u32, programs: Vec::new() });
+        self.procs.push(Proc { core: core % self.cores.len() as u32, programs: Vec::new() });
         (self.procs.len() - 1) as u16
     }
 
@@ -202,13 +210,13 @@ impl Node {
 
     fn run_programs(&mut self, proc: u16, input: Input, cqe: bool, ctx: &mut Ctx<'_, Ev>) {
         let core = self.procs[proc as usize].core as usize;
-        let start = ctx.now().max(self.core_free[core]);
+        let (slot, start) = self.cores.start(core, ctx.now());
         let mut t = start;
         if cqe {
             t += ns(self.prof.host.cqe_poll_ns);
         }
         let t = self.feed(proc, input, t, ctx);
-        self.core_free[core] = t;
+        self.cores.finish(slot, t);
         self.stats.core_busy_ps[core] += t - start;
     }
 

@@ -3,6 +3,7 @@
 //! simulation and a number.
 
 use crate::event::Ev;
+use crate::hw::cpu::Cores;
 use crate::hw::extender::WanPath;
 use crate::hw::switch::Switch;
 use crate::node::{ChanEnd, Node, PortUse};
@@ -322,6 +323,8 @@ impl VerbsSetup {
             Topology::Wan { .. } => (vec![sw(0), sw(1)], vec![Switch::new(&prof.switch), Switch::new(&prof.switch)]),
         };
         let mut nodes: Vec<Node> = Vec::new();
+        // One machine's CPUs for every node (client and daemon on one host).
+        let machine = prof.host.shared.then(|| Cores::pool(prof.host.cores as usize));
         for i in 0..n_nodes {
             let s = &mut switches[(switch_of[i as usize].0 - n_nodes) as usize];
             let base = s.ports.len() as u16;
@@ -331,6 +334,9 @@ impl VerbsSetup {
             }
             if !self.trains {
                 n.train_max = 1;
+            }
+            if let Some(pool) = &machine {
+                n.share_cores(pool.clone(), i as usize);
             }
             nodes.push(n);
         }

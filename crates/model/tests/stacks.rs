@@ -101,3 +101,23 @@ fn stacks_are_deterministic() {
     let b = run(ud(true, true), PatternKind::Bandwidth, 16384, 2);
     assert_eq!((a.value, a.events, a.sim_time_ps), (b.value, b.events, b.sim_time_ps));
 }
+
+#[test]
+fn nodes_on_one_shared_machine_compete_for_its_cpus() {
+    // Two TCP streams over the Ethernet port, CPU-bound: on two hosts of 2 cores each, vs
+    // both nodes on one 2-CPU machine ([host] shared, as client and daemon on loopback).
+    let run_with = |shared: bool| {
+        let mut p = Profile::load("r805-connectx-ddr").unwrap();
+        p.host.cores = 2;
+        p.host.shared = shared;
+        let mut v = VerbsSetup::new(Arc::new(p), Service::Rc, Ports::One, 2);
+        v.sock = Some(SockStack { eth_mtu: 1500, lso: Some(false), ..SockStack::new(SockKind::Eth) });
+        let pt = v.run(&PatternSpec { kind: PatternKind::Bandwidth, op: Op::Send, size: 65536, window: 16, warmup: 1, iterations: 3 }).unwrap();
+        assert_eq!(pt.bytes_sent, pt.bytes_received, "bytes conserved (shared {shared})");
+        pt
+    };
+    let (own, shared) = (run_with(false), run_with(true));
+    assert!(shared.value < own.value * 0.9, "one machine {:.0} MB/s vs two {:.0} MB/s", shared.value, own.value);
+    // Deterministic.
+    assert_eq!(run_with(true).value, shared.value);
+}

@@ -64,6 +64,12 @@ impl AdapterSpec {
 pub struct HostSpec {
     /// Logical CPUs processes can be bound to.
     pub cores: u32,
+    /// All modelled nodes run on one machine's `cores` CPUs (client and daemon on one host:
+    /// loopback, or network namespaces of one kernel) instead of `cores` each. Node `i`'s
+    /// core `c` is the machine's CPU `(c + i) mod cores`, so two nodes' applications start
+    /// on different CPUs and one node's interrupt core is where the other's application runs
+    /// (as loopback receive processing runs in the sender's context). Optional, default 0.
+    pub shared: bool,
     /// CPU time to build a work request and ring the doorbell, ns.
     pub post_ns: f64,
     /// CPU time to read and consume one completion-queue entry, ns.
@@ -77,6 +83,15 @@ impl HostSpec {
     pub fn from_table(t: &mut Table) -> Result<Self, ParamError> {
         Ok(HostSpec {
             cores: t.param_u64("cores", "logical CPUs", 1)? as u32,
+            shared: if t.has("shared") {
+                match t.param_u64("shared", "flag", 0)? {
+                    0 => false,
+                    1 => true,
+                    _ => return Err(t.err("shared", "expected 0 (a machine per node) or 1 (all nodes on one machine)")),
+                }
+            } else {
+                false
+            },
             post_ns: t.param("post_ns", "ns")?,
             cqe_poll_ns: t.param("cqe_poll_ns", "ns")?,
             poll_detect_ns: t.param("poll_detect_ns", "ns")?,

@@ -178,7 +178,7 @@ impl Node {
     pub(crate) fn mpi_arrival(&mut self, proc: u16, meta: MsgMeta, cqe: bool, ctx: &mut Ctx<'_, Ev>) {
         let spec = self.mpi_spec().clone();
         let core = self.procs[proc as usize].core as usize;
-        let start = ctx.now().max(self.core_free[core]);
+        let (slot, start) = self.cores.start(core, ctx.now());
         let mut t = start + if cqe { ns(self.prof.host.cqe_poll_ns) } else { 0 };
         let chan = meta.chan;
         let rail0 = self.chans[&chan].qps[0];
@@ -246,7 +246,7 @@ impl Node {
             }
             UlpKind::RndvData | UlpKind::Raw | UlpKind::Segment { .. } | UlpKind::Sdp(_) => {}
         }
-        self.core_free[core] = t;
+        self.cores.finish(slot, t);
         self.stats.core_busy_ps[core] += t - start;
     }
 }

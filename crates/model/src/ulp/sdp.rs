@@ -200,7 +200,7 @@ impl Node {
                     let core = n.app_core(chan);
                     let qp = n.chans[&chan].qps[0];
                     n.on_cpu(core, t, |n, a| {
-                        let idle = n.core_free[core] <= t;
+                        let idle = n.cores.free_at(core) <= t;
                         let a = a + ns(st.syscall_ns) + if idle { ns(st.wakeup_ns) } else { 0 } + st.reg_ps(meta.bytes);
                         let rmeta = MsgMeta { ulp: UlpKind::Sdp(SdpMsg::ZcRead), msg_id: 0, ..meta };
                         n.post_wr(qp, Op::RdmaRead, meta.bytes, rmeta, a, ctx)

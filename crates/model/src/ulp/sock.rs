@@ -247,7 +247,7 @@ impl Node {
     /// The core that takes the adapter's interrupts: the last one (one completion vector
     /// for both ports); applications are placed from core 0.
     pub(crate) fn irq_core(&self) -> usize {
-        self.core_free.len() - 1
+        self.cores.len() - 1
     }
 
     pub(crate) fn sock_end(&mut self, chan: u32) -> &mut SockEnd {
@@ -262,13 +262,12 @@ impl Node {
     /// Runs `f` on `core` from no earlier than `ready`; `f` gets the start time and returns
     /// when the work ends. The core is busy in between.
     pub(crate) fn on_cpu(&mut self, core: usize, ready: Time, f: impl FnOnce(&mut Self, Time) -> Time) -> Time {
-        let start = ready.max(self.core_free[core]);
-        self.core_free[core] = start;
+        let (slot, start) = self.cores.start(core, ready);
         let end = f(self, start).max(start);
         self.stats.core_busy_ps[core] += end - start;
         // Work `f` started on this core itself (an application sharing the interrupt
         // core) ran after `f`'s own and has already moved the core's clock.
-        self.core_free[core] = self.core_free[core].max(end);
+        self.cores.finish(slot, end);
         end
     }
 
@@ -355,7 +354,7 @@ impl Node {
         let proc = self.chans[&chan].proc;
         let st = self.stack().clone();
         self.on_cpu(core, t, |n, start| {
-            let idle = wake && n.core_free[core] <= t;
+            let idle = wake && n.cores.free_at(core) <= t;
             let mut c = start + ns(st.syscall_ns) + if idle { ns(st.wakeup_ns) } else { 0 };
             if copy {
                 c += st.copy_ps(new, size);

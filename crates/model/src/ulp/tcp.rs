@@ -238,7 +238,7 @@ impl Node {
         }
         let core = self.app_core(chan);
         let a = self.on_cpu(core, t, |n, a| {
-            let idle = n.core_free[core] <= t;
+            let idle = n.cores.free_at(core) <= t;
             let a = a + if idle { ns(st.wakeup_ns) } else { 0 } + segs * ns(st.tcp_rx_ns);
             n.tcp_data(chan, bytes, segs, meta, a, ctx)
         });
