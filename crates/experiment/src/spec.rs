@@ -476,7 +476,6 @@ sizes = [8192]
             ("[experiment]\nname=\"t\"\nprofile=\"xeon-mt25208-pcie\"\n[pattern]\nkind=\"latency\"\nsizes=\"4\"\nclients=[1, 0]", "clients", "integers 1..=4096"),
             ("[experiment]\nname=\"t\"\nprofile=\"r805-connectx-ddr\"\n[pattern]\nkind=\"bandwidth\"\nop=\"send\"\nsizes=\"4\"\nsocket_mix=\"eth\"", "socket_mix", "needs `socket`"),
             ("[experiment]\nname=\"t\"\nprofile=\"r805-connectx-ddr\"\n[pattern]\nkind=\"bandwidth\"\nop=\"send\"\nsizes=\"4\"\nsocket=\"eth\"\nmeasure=\"first\"", "measure", "two stacks"),
-            ("[experiment]\nname=\"t\"\nprofile=\"xeon24-mt23108-pcix\"\n[pattern]\nkind=\"bandwidth\"\nop=\"send\"\nsizes=\"4\"\nsocket=\"eth\"", "series", "no Ethernet port"),
             ("[experiment]\nname=\"t\"\nprofile=\"r805-connectx-ddr\"\n[pattern]\nkind=\"bandwidth\"\nop=\"send\"\nsizes=\"4\"\nsocket=\"ipoib-rc\"\nlso=true", "series", "datagram-mode offloads"),
             ("[experiment]\nname=\"t\"\nprofile=\"r805-connectx-ddr\"\n[pattern]\nkind=\"bandwidth\"\nop=\"send\"\nsizes=\"4\"\nsocket=\"eth\"\nmtu=100", "series", "576..=9216"),
             ("[experiment]\nname=\"t\"\nprofile=\"r805-connectx-ddr\"\n[pattern]\nkind=\"bandwidth\"\nop=\"send\"\nsizes=\"4\"\nsocket=\"eth\"\nsocket_mix=\"sdp\"\nprocesses_per_node=1", "series", "two process pairs"),
@@ -489,5 +488,13 @@ sizes = [8192]
             assert!(e.key.contains(key), "key `{}` lacks `{key}`: {e}", e.key);
             assert!(e.message.contains(msg), "message lacks `{msg}`: {e}");
         }
+        // A profile with a socket stack but no Ethernet port: the sdp profile without [eth].
+        let full = include_str!("../../../profiles/xeon24-mt23108-pcix.toml");
+        let cut = full.find("\n[eth]").expect("the sdp profile has [eth]");
+        let path = std::env::temp_dir().join(format!("interlab-noeth-{}.toml", std::process::id()));
+        std::fs::write(&path, &full[..cut]).unwrap();
+        let e = err(&format!("[experiment]\nname=\"t\"\nprofile=\"{}\"\n[pattern]\nkind=\"bandwidth\"\nop=\"send\"\nsizes=\"4\"\nsocket=\"eth\"", path.display()));
+        let _ = std::fs::remove_file(&path);
+        assert!(e.key.contains("series") && e.message.contains("no Ethernet port"), "{e}");
     }
 }
