@@ -82,8 +82,8 @@ fn all_figs() -> Vec<DcFig> {
         dc_fig!("sdp", "fig4", "dc-fig4", "Static content, Fast Ethernet clients (model replay)", x: "Average file size (bytes)", Scale::Log2, y: "Mean response time (us)", MeanVsSize),
         dc_fig!("sdp", "fig5a", "dc-fig5a", "Static content, InfiniBand clients, connection per request (model replay)", x: "Average file size (bytes)", Scale::Log2, y: "Mean response time (us)", MeanVsSize),
         dc_fig!("sdp", "fig5-split", "dc-fig5a", "Static content: share of the response time spent between proxy and web server", x: "Average file size (bytes)", Scale::Log2, y: "Proxy-web share of response time (%)", WebShare),
-        dc_fig!("sdp", "fig7-proxy", "dc-fig5a", "Static content: connection set-up in the proxy's time", x: "Average file size (bytes)", Scale::Log2, y: "Connection set-up share of proxy time (%)", ConnectShare),
         dc_fig!("sdp", "fig6", "dc-fig6", "Static content without connection set-up time (model replay)", x: "Average file size (bytes)", Scale::Log2, y: "Mean response time (us)", MeanVsSize),
+        dc_fig!("sdp", "fig7-proxy", "dc-fig5a", "Static content: connection set-up in the proxy's time", x: "Average file size (bytes)", Scale::Log2, y: "Connection set-up share of proxy time (%)", ConnectShare),
     ]
 }
 
