@@ -7,6 +7,7 @@
 //! component), [`verbs`] (verbs experiments over two nodes and a switch).
 
 pub mod event;
+pub mod fileio;
 pub mod hw;
 pub use hw::bus;
 pub mod node;
@@ -21,4 +22,5 @@ pub use profile::Profile;
 pub use transport::packet::Service;
 pub use ulp::mpi::MpiDesign;
 pub use ulp::sock::SockStack;
+pub use fileio::{FileServers, FileStore};
 pub use verbs::{Initiator, ModelError, Point, Ports, Topology, VerbsSetup};

@@ -3,6 +3,7 @@
 //! `hw` and `transport`.
 
 use crate::event::Ev;
+use crate::fileio::FileIo;
 use crate::hw::bus::Bus;
 use crate::hw::cpu::{Cores, CpuPool};
 use crate::hw::link::LinkSpec;
@@ -131,6 +132,8 @@ pub struct Node {
     pub links: Vec<LinkSpec>,
     /// Socket receive queues (interrupt contexts).
     pub sock: SockHost,
+    /// An I/O server's daemon: its file store (parallel file I/O).
+    pub file_io: Option<FileIo>,
 }
 
 impl Node {
@@ -169,6 +172,7 @@ impl Node {
                 })
                 .collect(),
             sock: SockHost::default(),
+            file_io: None,
         }
     }
 
@@ -229,6 +233,12 @@ impl Node {
             Input::Start => None,
             Input::Arrived { chan, .. } | Input::Completed { chan, .. } => Some(chan),
         };
+        // A file daemon stores what arrived before it goes on.
+        if let (Some(f), Input::Arrived { bytes, .. }) = (self.file_io, input) {
+            if !f.serves_reads {
+                t += f.cost_ps(bytes, self.prof.stack.as_ref());
+            }
+        }
         for prog in self.procs[proc as usize].programs.iter_mut() {
             if chan.is_none_or(|c| c == prog.chan()) {
                 prog.on(t, input, &mut out);
@@ -236,6 +246,10 @@ impl Node {
         }
         for o in out.iter() {
             if let Output::Post(m) = o {
+                // A file daemon reads each strip out of its store before sending it.
+                if let Some(f) = self.file_io.filter(|f| f.serves_reads) {
+                    t += f.cost_ps(m.bytes, self.prof.stack.as_ref());
+                }
                 t = if self.chans.get(&m.chan).is_some_and(|c| c.mpi.is_some()) {
                     self.mpi_send(*m, t, ctx)
                 } else if self.chans.get(&m.chan).is_some_and(|c| c.sock.is_some()) {

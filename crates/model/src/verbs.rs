@@ -3,6 +3,7 @@
 //! simulation and a number.
 
 use crate::event::Ev;
+use crate::fileio::{FileIo, FileServers};
 use crate::hw::cpu::Cores;
 use crate::hw::extender::WanPath;
 use crate::hw::switch::Switch;
@@ -77,6 +78,10 @@ pub struct VerbsSetup {
     /// With `sock`: the second half of the process pairs use this stack instead (two
     /// protocols at once on one adapter, as on a VPI adapter's two ports).
     pub sock_mix: Option<SockStack>,
+    /// Parallel file I/O: instead of one server, `servers` I/O nodes each running one
+    /// daemon that serves every client process over its own channel (all-to-all), moving
+    /// the data from or to its file store. [`Initiator::Server`] reads, `Clients` writes.
+    pub io: Option<FileServers>,
 }
 
 /// Which side of each server-client channel runs the initiating program.
@@ -109,6 +114,7 @@ impl VerbsSetup {
             initiator: Initiator::Server,
             sock: None,
             sock_mix: None,
+            io: None,
         }
     }
 
@@ -242,6 +248,25 @@ impl VerbsSetup {
         if self.clients == 0 {
             return Err(ModelError("at least one client node".into()));
         }
+        if let Some(io) = &self.io {
+            if io.servers == 0 {
+                return Err(ModelError("at least one I/O server".into()));
+            }
+            if self.topology != Topology::Lan || self.mpi.is_some() || self.sock_mix.is_some() {
+                return Err(ModelError("parallel file I/O runs on one switch over verbs or one socket stack".into()));
+            }
+            if !matches!(spec.kind, PatternKind::Bandwidth) {
+                return Err(ModelError("parallel file I/O moves data in bandwidth rounds: use the bandwidth pattern".into()));
+            }
+            if self.profile.stack.is_none() && io.store == crate::fileio::FileStore::Ram {
+                return Err(ModelError(format!("profile {} has no [stack] section: a RAM file store copies at its rates", self.profile.id)));
+            }
+            if let crate::fileio::FileStore::SyncDisk { mbytes_per_s } = io.store {
+                if !(mbytes_per_s.is_finite() && mbytes_per_s > 0.0) {
+                    return Err(ModelError(format!("disk rate must be a positive number of MB/s, found {mbytes_per_s}")));
+                }
+            }
+        }
         if let Topology::Wan { miles } = self.topology {
             if self.clients > 1 {
                 return Err(ModelError("a wide-area path joins two nodes: use one client".into()));
@@ -314,8 +339,10 @@ impl VerbsSetup {
         let prof = self.run_profile();
         let ports = prof.adapter.ports;
         let mut sim: Simulation<Ev> = Simulation::new();
-        // Components: nodes 0 (server) ..= clients, then the switch(es), then the WAN path.
-        let n_nodes = self.clients + 1;
+        // Components: the server nodes (one, or the I/O servers), then the clients, then the
+        // switch(es), then the WAN path.
+        let n_servers = self.io.map_or(1, |f| f.servers);
+        let n_nodes = self.clients + n_servers;
         let node_ids: Vec<ComponentId> = (0..n_nodes).map(ComponentId).collect();
         let sw = |i: u32| ComponentId(n_nodes + i);
         let (switch_of, mut switches): (Vec<ComponentId>, Vec<Switch>) = match self.topology {
@@ -350,21 +377,35 @@ impl VerbsSetup {
         } else {
             None
         };
-        // The server runs one process per client process; each client its own.
+        // The server runs one process per client process (an I/O server: one daemon for
+        // all); each client its own.
         for (i, n) in nodes.iter_mut().enumerate() {
-            let procs = if i == 0 { self.procs_per_node * self.clients } else { self.procs_per_node };
+            let procs = match (i < n_servers as usize, self.io) {
+                (true, Some(_)) => 1,
+                (true, None) => self.procs_per_node * self.clients,
+                (false, _) => self.procs_per_node,
+            };
             for k in 0..procs {
                 n.add_proc(k);
+            }
+            if let (true, Some(io)) = (i < n_servers as usize, self.io) {
+                n.file_io = Some(FileIo {
+                    store: io.store,
+                    serves_reads: self.initiator == Initiator::Server,
+                    file_bytes: io.bytes_per_pair * u64::from(self.clients * self.procs_per_node),
+                });
             }
         }
         let bidir = spec.kind.is_bidirectional();
         let completions = spec.kind.needs_completions();
         let chans_per_pair = if bidir { 2 } else { 1 };
-        for (c, k) in (0..self.clients).flat_map(|c| (0..self.procs_per_node).map(move |k| (c, k))) {
-            let client = (c + 1) as usize;
-            let server_proc = (c * self.procs_per_node + k) as u16;
+        let pairs = (0..self.clients).flat_map(|c| (0..self.procs_per_node).flat_map(move |k| (0..n_servers).map(move |sv| (c, k, sv))));
+        for (c, k, sv) in pairs {
+            let client = (n_servers + c) as usize;
+            let server = sv as usize;
+            let server_proc = if self.io.is_some() { 0 } else { (c * self.procs_per_node + k) as u16 };
             for d in 0..chans_per_pair {
-                let chan = (c * self.procs_per_node + k) * chans_per_pair + d;
+                let chan = ((c * self.procs_per_node + k) * n_servers + sv) * chans_per_pair + d;
                 let stack = self.stack_of(k);
                 let port_list: Vec<u8> = match self.ports {
                     Ports::One if stack.is_some() => vec![self.stack_port(stack.expect("checked"))],
@@ -391,10 +432,10 @@ impl VerbsSetup {
                 let (mut qa, mut qb) = (Vec::new(), Vec::new());
                 for &p in &port_list {
                     for _ in 0..self.qps_per_port.max(1) {
-                        let ia = nodes[0].qps.len() as u32;
+                        let ia = nodes[server].qps.len() as u32;
                         let ib = nodes[client].qps.len() as u32;
-                        qa.push(nodes[0].add_qp(p, service, client as u32, p, ib));
-                        qb.push(nodes[client].add_qp(p, service, 0, p, ia));
+                        qa.push(nodes[server].add_qp(p, service, client as u32, p, ib));
+                        qb.push(nodes[client].add_qp(p, service, server as u32, p, ia));
                     }
                 }
                 let rails = qa.len();
@@ -407,13 +448,13 @@ impl VerbsSetup {
                 });
                 let credits = prof.stack.as_ref().map_or(0, |s| s.sdp_rx_buffers);
                 let sock = stack.map(|s| SockEnd::new(s, spec.size, credits));
-                nodes[0].add_chan(chan, ChanEnd { qps: qa, ports: use_, proc: server_proc, next_msg: 0, completions, mpi: mpi.clone(), sock: sock.clone() });
+                nodes[server].add_chan(chan, ChanEnd { qps: qa, ports: use_, proc: server_proc, next_msg: 0, completions, mpi: mpi.clone(), sock: sock.clone() });
                 nodes[client].add_chan(chan, ChanEnd { qps: qb, ports: use_, proc: k as u16, next_msg: 0, completions, mpi, sock });
                 // Direction 0: node 0 initiates; direction 1 (bi-directional): node 1.
                 // Direction 0 is initiated by the chosen side; direction 1 (bi-directional) by the other.
                 let server_first = (self.initiator == Initiator::Server) == (d == 0);
                 let ((init, ip), (resp, rp)) =
-                    if server_first { ((0, server_proc), (client, k as u16)) } else { ((client, k as u16), (0, server_proc)) };
+                    if server_first { ((server, server_proc), (client, k as u16)) } else { ((client, k as u16), (server, server_proc)) };
                 nodes[init].add_program(ip, Program::new(*spec, Role::Initiator, chan));
                 nodes[resp].add_program(rp, Program::new(*spec, Role::Responder, chan));
             }

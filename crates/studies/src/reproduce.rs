@@ -112,8 +112,10 @@ pub fn reproduce(opts: &ReproduceOptions, progress: &dyn Progress) -> Result<Rep
     // Every figure at once (and every point of each in parallel): rayon balances the load.
     progress.message(&format!("{} figures", plan.len()));
     // The data-center replays run beside them.
-    let (runs, dc): (Vec<Result<Vec<_>, String>>, _) =
-        rayon::join(|| plan.par_iter().map(|(_, _, exp)| run_experiment(exp, &tick)).collect(), || crate::datacenter::run(&selected));
+    let (runs, (dc, pvfs)): (Vec<Result<Vec<_>, String>>, _) = rayon::join(
+        || plan.par_iter().map(|(_, _, exp)| run_experiment(exp, &tick)).collect(),
+        || (crate::datacenter::run(&selected), crate::pvfs::run(&selected)),
+    );
     let mut results: BTreeMap<&str, FigureResults> = BTreeMap::new();
     let mut records = Vec::new();
     for ((si, fi, _), series) in plan.iter().zip(runs) {
@@ -124,7 +126,7 @@ pub fn reproduce(opts: &ReproduceOptions, progress: &dyn Progress) -> Result<Rep
         }
         results.entry(study.id).or_default().insert(fig.id.to_string(), series);
     }
-    for (study, figs) in dc? {
+    for (study, figs) in dc?.into_iter().chain(pvfs?) {
         results.entry(study).or_default().extend(figs);
     }
     progress.finish();
@@ -133,7 +135,7 @@ pub fn reproduce(opts: &ReproduceOptions, progress: &dyn Progress) -> Result<Rep
     let mut computed: BTreeMap<&str, Computed> = BTreeMap::new();
     for study in cat.iter().filter(|s| selected(s.id)) {
         let r = results.get(study.id).cloned().unwrap_or_default();
-        for c in (study.claims)(&r).into_iter().chain(crate::datacenter::claims(study.id, &r)) {
+        for c in (study.claims)(&r).into_iter().chain(crate::datacenter::claims(study.id, &r)).chain(crate::pvfs::claims(study.id, &r)) {
             computed.insert(c.id, c);
         }
     }
@@ -175,7 +177,7 @@ pub fn reproduce(opts: &ReproduceOptions, progress: &dyn Progress) -> Result<Rep
         };
         let r = &results[study.id];
         let mut figures = Vec::new();
-        let dc_defs = crate::datacenter::figure_defs(study.id);
+        let dc_defs: Vec<_> = crate::datacenter::figure_defs(study.id).into_iter().chain(crate::pvfs::figure_defs(study.id)).collect();
         for fig in study.figures.iter().chain(&dc_defs) {
             let series = r[fig.id]
                 .iter()

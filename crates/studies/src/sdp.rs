@@ -1,6 +1,7 @@
 //! The sdp study (Balaji et al., ISPASS 2004): Sockets Direct Protocol over InfiniBand.
 //! Figures 1-3: latency and bandwidth of IPoIB, SDP (buffered copy) and VAPI, multi-stream,
-//! hot-spot, fan-in and fan-out. The data-center and PVFS figures come with issues 6 and 7.
+//! hot-spot, fan-in and fan-out. The data-center figures (fig4-7) are in `datacenter.rs`, the
+//! PVFS figures (fig8-10) in `pvfs.rs`.
 
 use crate::catalog::StudyDef;
 use crate::claimcalc::{boolean, num, peak_over, series, smallest, Computed, FigureResults};
@@ -24,7 +25,9 @@ pub fn study() -> StudyDef {
                   link as in the pcie study's PCI-X profile, host costs scaled by clock (nothing fitted). Sockets: \
                   TCP/IP over IPoIB (an interrupt and stack work per 2 KiB packet on one interrupt core, TCP ACKs) \
                   and SDP buffered copy (copies at both ends, per-message SDP work); their host costs are fitted to \
-                  the fig1 latencies and peaks, then predict the multi-stream, hot-spot, fan-in and fan-out figures.",
+                  the fig1 latencies and peaks, then predict the multi-stream, hot-spot, fan-in and fan-out figures, \
+                  the data center by trace replay (fig4-7) and PVFS (fig8-10: 4 compute nodes, 1 to 4 I/O servers each \
+                  running one daemon; reads sent from the mapped file, writes copied into it or waited for on a disk).",
         figures: vec![
             fig!("fig1a", "Latency", "Latency (us)"),
             fig!("fig1b", "Bandwidth", "Bandwidth (MB/s)"),

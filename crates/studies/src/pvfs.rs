@@ -1,0 +1,355 @@
+//! The parallel-file-system figures of the sdp study (fig8-10): PVFS's concurrent read and
+//! write test (pvfs-test, WORKLOADS.md 4) in the model. Every compute node reads or writes
+//! its contiguous 2N MB region striped over N I/O servers, so each client moves 2 MB with
+//! each server at once (all-to-all); each I/O server runs one daemon that serves all its
+//! clients and moves the data to or from its file store (`interlab_model::fileio`). The
+//! aggregate bandwidth is all bytes over the time from the first strip to the last.
+//!
+//! Spec (`studies/sdp/pvfs-*.toml`):
+//!
+//! ```toml
+//! [pvfs]
+//! name = "sdp-fig8"
+//! profile = "xeon24-mt23108-pcix"
+//! access = "read"              # read | write
+//! compute_nodes = 4
+//! io_servers = [1, 2, 3, 4]    # the x axis
+//! bytes_per_server = 2097152   # each compute node's share on each I/O server
+//! strip_bytes = 65536          # PVFS 1.5 default stripe (ssize)
+//! store = "ram"                # ram | disk
+//! disk_mbytes_per_s = 25       # store = "disk": written synchronously at this rate
+//! [[series]]
+//! label = "IPoIB"
+//! protocol = "ipoib-ud"        # ipoib-ud | sdp-bc | verbs
+//! ```
+
+use crate::claimcalc::{num, series, Computed, FigureResults};
+use interlab_experiment::{SeriesResult, XAxis};
+use interlab_model::ulp::sock::SockStack;
+use interlab_model::{FileServers, FileStore, Initiator, Ports, Profile, Service, VerbsSetup};
+use interlab_patterns::{Op, PatternKind, PatternSpec};
+use interlab_report::Scale;
+use rayon::prelude::*;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use toml::Value;
+
+use crate::catalog::FigureDef;
+
+/// Transport of the PVFS traffic.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Protocol {
+    /// TCP/IP over IPoIB datagram mode (the 2004 stack: no offloads).
+    IpoibUd,
+    /// SDP buffered copy.
+    SdpBc,
+    /// Native verbs (RC send/receive).
+    Verbs,
+}
+
+impl Protocol {
+    fn parse(s: &str) -> Option<Protocol> {
+        match s {
+            "ipoib-ud" => Some(Protocol::IpoibUd),
+            "sdp-bc" => Some(Protocol::SdpBc),
+            "verbs" => Some(Protocol::Verbs),
+            _ => None,
+        }
+    }
+
+    fn stack(self) -> Option<SockStack> {
+        match self {
+            Protocol::IpoibUd => Some(SockStack::ipoib_ud()),
+            Protocol::SdpBc => Some(SockStack::sdp_bc()),
+            Protocol::Verbs => None,
+        }
+    }
+}
+
+/// One series of a PVFS figure.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PvfsSeries {
+    pub label: String,
+    pub protocol: Protocol,
+}
+
+/// A PVFS figure spec.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PvfsSpec {
+    pub name: String,
+    pub profile: String,
+    /// Reads (servers send) or writes (clients send).
+    pub read: bool,
+    pub compute_nodes: u32,
+    pub io_servers: Vec<u32>,
+    pub bytes_per_server: u64,
+    pub strip_bytes: u64,
+    pub store: FileStore,
+    pub series: Vec<PvfsSeries>,
+}
+
+fn err(file: &str, key: &str, want: &str) -> String {
+    format!("{file}: key `{key}`: expected {want}")
+}
+
+fn uint(t: &toml::Table, file: &str, key: &str, min: i64) -> Result<u64, String> {
+    match t.get(key) {
+        Some(Value::Integer(i)) if *i >= min => Ok(*i as u64),
+        _ => Err(err(file, key, &format!("an integer >= {min}"))),
+    }
+}
+
+fn text<'a>(t: &'a toml::Table, file: &str, key: &str) -> Result<&'a str, String> {
+    t.get(key).and_then(Value::as_str).ok_or_else(|| err(file, key, "a string"))
+}
+
+const KEYS: &[&str] =
+    &["name", "profile", "access", "compute_nodes", "io_servers", "bytes_per_server", "strip_bytes", "store", "disk_mbytes_per_s"];
+
+impl PvfsSpec {
+    /// Parses a spec; errors name the file and the key.
+    pub fn parse(file: &str, src: &str) -> Result<PvfsSpec, String> {
+        let v: toml::Table = src.parse().map_err(|e| format!("{file}: not valid TOML: {e}"))?;
+        for k in v.keys() {
+            if k != "pvfs" && k != "series" {
+                return Err(format!("{file}: unknown table `{k}` (expected [pvfs] and [[series]])"));
+            }
+        }
+        let t = v.get("pvfs").and_then(Value::as_table).ok_or_else(|| format!("{file}: missing the [pvfs] table"))?;
+        if let Some(k) = t.keys().find(|k| !KEYS.contains(&k.as_str())) {
+            return Err(format!("{file}: unknown key `{k}` (expected one of {})", KEYS.join(", ")));
+        }
+        let read = match text(t, file, "access")? {
+            "read" => true,
+            "write" => false,
+            _ => return Err(err(file, "access", "\"read\" or \"write\"")),
+        };
+        let io_servers: Vec<u32> = match t.get("io_servers") {
+            Some(Value::Array(a)) if !a.is_empty() => a
+                .iter()
+                .map(|x| x.as_integer().filter(|&i| (1..=64).contains(&i)).map(|i| i as u32))
+                .collect::<Option<_>>()
+                .ok_or_else(|| err(file, "io_servers", "a list of integers 1..=64"))?,
+            _ => return Err(err(file, "io_servers", "a non-empty list of integers 1..=64")),
+        };
+        let store = match text(t, file, "store")? {
+            "ram" => FileStore::Ram,
+            "disk" => {
+                let r = match t.get("disk_mbytes_per_s") {
+                    Some(Value::Integer(i)) if *i > 0 => *i as f64,
+                    Some(Value::Float(f)) if *f > 0.0 && f.is_finite() => *f,
+                    _ => return Err(err(file, "disk_mbytes_per_s", "a positive number (MB/s) with store = \"disk\"")),
+                };
+                FileStore::SyncDisk { mbytes_per_s: r }
+            }
+            _ => return Err(err(file, "store", "\"ram\" or \"disk\"")),
+        };
+        let strip_bytes = uint(t, file, "strip_bytes", 1)?;
+        let bytes_per_server = uint(t, file, "bytes_per_server", 1)?;
+        if bytes_per_server % strip_bytes != 0 {
+            return Err(err(file, "bytes_per_server", "a whole number of strips (strip_bytes)"));
+        }
+        let mut series = Vec::new();
+        for (i, s) in v.get("series").and_then(Value::as_array).ok_or_else(|| format!("{file}: no [[series]]"))?.iter().enumerate() {
+            let st = s.as_table().ok_or_else(|| format!("{file}: [[series]] {} is not a table", i + 1))?;
+            let at = format!("{file} [[series]] {}", i + 1);
+            let p = text(st, &at, "protocol")?;
+            let protocol = Protocol::parse(p).ok_or_else(|| err(&at, "protocol", "\"ipoib-ud\", \"sdp-bc\" or \"verbs\""))?;
+            series.push(PvfsSeries { label: text(st, &at, "label")?.to_string(), protocol });
+        }
+        Ok(PvfsSpec {
+            name: text(t, file, "name")?.to_string(),
+            profile: text(t, file, "profile")?.to_string(),
+            read,
+            compute_nodes: uint(t, file, "compute_nodes", 1)? as u32,
+            io_servers,
+            bytes_per_server,
+            strip_bytes,
+            store,
+            series,
+        })
+    }
+
+    /// The model set-up of one point.
+    pub fn setup(&self, profile: &Arc<Profile>, protocol: Protocol, servers: u32) -> (VerbsSetup, PatternSpec) {
+        let mut v = VerbsSetup::new(profile.clone(), Service::Rc, Ports::One, 1);
+        v.sock = protocol.stack();
+        v.clients = self.compute_nodes;
+        v.initiator = if self.read { Initiator::Server } else { Initiator::Clients };
+        v.io = Some(FileServers { servers, store: self.store, bytes_per_pair: self.bytes_per_server });
+        // One round per client and server: the pair's strips back to back, then the ack.
+        let strips = (self.bytes_per_server / self.strip_bytes) as u32;
+        let spec = PatternSpec { kind: PatternKind::Bandwidth, op: Op::Send, size: self.strip_bytes, window: strips, warmup: 0, iterations: 1 };
+        (v, spec)
+    }
+}
+
+struct PvfsFig {
+    def: FigureDef,
+}
+
+macro_rules! pvfs_fig {
+    ($id:literal, $spec:literal, $title:expr) => {
+        PvfsFig {
+            def: FigureDef {
+                id: $id,
+                title: $title,
+                spec: include_str!(concat!("../../../studies/sdp/", $spec, ".toml")),
+                spec_path: concat!("studies/sdp/", $spec, ".toml"),
+                x_label: "I/O servers",
+                y_label: "Aggregate bandwidth (MB/s)",
+                x_scale: Scale::Linear,
+                y_scale: Scale::Linear,
+                y_div: 1.0,
+            },
+        }
+    };
+}
+
+fn all_figs() -> Vec<PvfsFig> {
+    vec![
+        pvfs_fig!("fig8", "pvfs-fig8", "PVFS concurrent read on ramfs (model)"),
+        pvfs_fig!("fig9", "pvfs-fig9", "PVFS concurrent write on ramfs (model)"),
+        pvfs_fig!("fig10", "pvfs-fig10", "PVFS write with sync on a 25 MB/s disk (model)"),
+    ]
+}
+
+/// The PVFS figure definitions of a study (the sdp study has them).
+pub fn figure_defs(study: &str) -> Vec<FigureDef> {
+    if study == "sdp" {
+        all_figs().into_iter().map(|f| f.def).collect()
+    } else {
+        vec![]
+    }
+}
+
+/// Runs the PVFS figures when the sdp study is selected: figure id -> series.
+pub fn run(selected: &dyn Fn(&str) -> bool) -> Result<BTreeMap<&'static str, FigureResults>, String> {
+    let mut out: BTreeMap<&'static str, FigureResults> = BTreeMap::new();
+    if !selected("sdp") {
+        return Ok(out);
+    }
+    for f in all_figs() {
+        let spec = PvfsSpec::parse(f.def.spec_path, f.def.spec)?;
+        let profile = Arc::new(Profile::load(&spec.profile).map_err(|e| e.to_string())?);
+        let jobs: Vec<(usize, u32)> = (0..spec.series.len()).flat_map(|s| spec.io_servers.iter().map(move |&n| (s, n))).collect();
+        let points: Vec<Result<(usize, u32, f64, f64), String>> = jobs
+            .par_iter()
+            .map(|&(si, n)| {
+                let (v, p) = spec.setup(&profile, spec.series[si].protocol, n);
+                let pt = v.run(&p).map_err(|e| format!("{}: `{}` with {n} I/O servers: {e}", f.def.spec_path, spec.series[si].label))?;
+                Ok((si, n, pt.value, pt.server_cpu_percent))
+            })
+            .collect();
+        let mut series: Vec<SeriesResult> = spec
+            .series
+            .iter()
+            .map(|s| SeriesResult {
+                label: s.label.clone(),
+                points: vec![],
+                // The node count on the x axis (here: I/O servers).
+                x_axis: XAxis::Clients,
+                server_cpu: vec![],
+                unit: f.def.y_label.to_string(),
+                records: vec![],
+            })
+            .collect();
+        for p in points {
+            let (si, n, mbs, cpu) = p?;
+            series[si].points.push((n as u64, mbs));
+            series[si].server_cpu.push((n as u64, cpu));
+        }
+        out.entry("sdp").or_default().insert(f.def.id.to_string(), series);
+    }
+    Ok(out)
+}
+
+/// Least-squares slope of a series: MB/s added per I/O server.
+fn slope(s: &SeriesResult) -> Result<(f64, String, Option<f64>), String> {
+    let n = s.points.len() as f64;
+    if s.points.len() < 2 {
+        return Err(format!("`{}`: fewer than two server counts", s.label));
+    }
+    let (mx, my) = (s.points.iter().map(|p| p.0 as f64).sum::<f64>() / n, s.points.iter().map(|p| p.1).sum::<f64>() / n);
+    let sxy: f64 = s.points.iter().map(|p| (p.0 as f64 - mx) * (p.1 - my)).sum();
+    let sxx: f64 = s.points.iter().map(|p| (p.0 as f64 - mx).powi(2)).sum();
+    let pts: Vec<String> = s.points.iter().map(|p| format!("{}: {:.0}", p.0, p.1)).collect();
+    Ok((sxy / sxx, format!("least-squares slope of `{}` over I/O servers ({} MB/s)", s.label, pts.join(", ")), None))
+}
+
+/// The PVFS claims of the sdp study.
+pub fn claims(study: &str, r: &FigureResults) -> Vec<Computed> {
+    if study != "sdp" {
+        return vec![];
+    }
+    let sl = |fig: &'static str, label: &'static str| move || slope(series(r, fig, label)?);
+    vec![
+        num("sdp.pvfs.read_slope_ipoib", sl("fig8", "IPoIB")),
+        num("sdp.pvfs.read_slope_sdp", sl("fig8", "SDP")),
+        num("sdp.pvfs.read_slope_vapi", sl("fig8", "VAPI")),
+        num("sdp.pvfs.write_slope_ipoib", sl("fig9", "IPoIB")),
+        num("sdp.pvfs.write_slope_sdp", sl("fig9", "SDP")),
+        num("sdp.pvfs.write_slope_vapi", sl("fig9", "VAPI")),
+        num("sdp.pvfs.read_gain", || {
+            let (s, i) = (series(r, "fig8", "SDP")?, series(r, "fig8", "IPoIB")?);
+            let ratios: Vec<(u64, f64)> = s.points.iter().filter_map(|&(n, v)| i.at(n).map(|w| (n, v / w))).collect();
+            if ratios.is_empty() {
+                return Err("no common server counts".into());
+            }
+            let m = ratios.iter().map(|x| x.1).sum::<f64>() / ratios.len() as f64;
+            let each: Vec<String> = ratios.iter().map(|(n, q)| format!("{n}: {q:.2}")).collect();
+            Ok((m, format!("mean over the I/O-server counts of SDP / IPoIB aggregate read bandwidth ({})", each.join(", ")), None))
+        }),
+        num("sdp.pvfs.ext3_sdp_gain", || {
+            let (s, i) = (series(r, "fig10", "SDP")?, series(r, "fig10", "IPoIB")?);
+            // STUDIES.md: 3 I/O servers.
+            let (a, b) = (s.at(3).ok_or("fig10 has no 3-server SDP point")?, i.at(3).ok_or("fig10 has no 3-server IPoIB point")?);
+            let n = 3;
+            Ok(((a - b) / b * 100.0, format!("{n} I/O servers: SDP {a:.1} vs IPoIB {b:.1} MB/s"), None))
+        }),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn specs_parse_and_errors_name_file_and_key() {
+        for f in all_figs() {
+            PvfsSpec::parse(f.def.spec_path, f.def.spec).unwrap();
+        }
+        let ok = "[pvfs]\nname=\"t\"\nprofile=\"xeon24-mt23108-pcix\"\naccess=\"read\"\ncompute_nodes=2\nio_servers=[1,2]\n\
+                  bytes_per_server=131072\nstrip_bytes=65536\nstore=\"ram\"\n[[series]]\nlabel=\"S\"\nprotocol=\"sdp-bc\"\n";
+        PvfsSpec::parse("p.toml", ok).unwrap();
+        for (bad, key) in [
+            (ok.replace("access=\"read\"", "access=\"sideways\""), "access"),
+            (ok.replace("io_servers=[1,2]", "io_servers=[]"), "io_servers"),
+            (ok.replace("store=\"ram\"", "store=\"disk\""), "disk_mbytes_per_s"),
+            (ok.replace("strip_bytes=65536", "strip_bytes=100000"), "bytes_per_server"),
+            (ok.replace("protocol=\"sdp-bc\"", "protocol=\"smoke\""), "protocol"),
+            (ok.replace("name=\"t\"", "name=\"t\"\nbogus=1"), "bogus"),
+        ] {
+            let e = PvfsSpec::parse("p.toml", &bad).unwrap_err();
+            assert!(e.contains("p.toml") && e.contains(key), "{key}: {e}");
+        }
+    }
+
+    #[test]
+    fn more_servers_more_bandwidth_and_bytes_conserved() {
+        let spec = PvfsSpec::parse("t", include_str!("../../../studies/sdp/pvfs-fig8.toml")).unwrap();
+        let prof = Arc::new(Profile::load(&spec.profile).unwrap());
+        for proto in [Protocol::IpoibUd, Protocol::SdpBc, Protocol::Verbs] {
+            let run = |n: u32| {
+                let (v, p) = spec.setup(&prof, proto, n);
+                let pt = v.run(&p).unwrap();
+                assert_eq!(pt.bytes_sent, pt.bytes_received);
+                // Every client moved its region with every server (plus acks and headers).
+                assert!(pt.bytes_sent >= u64::from(n * spec.compute_nodes) * spec.bytes_per_server, "{proto:?} {n}");
+                pt.value
+            };
+            let (one, two) = (run(1), run(2));
+            assert!(two > one * 1.3, "{proto:?}: 1 server {one:.0}, 2 servers {two:.0} MB/s");
+        }
+    }
+}
