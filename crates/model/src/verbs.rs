@@ -3,7 +3,7 @@
 //! simulation and a number.
 
 use crate::event::Ev;
-use crate::fileio::{FileIo, FileServers};
+use crate::fileio::{FileIo, FileServers, FileStore};
 use crate::hw::cpu::Cores;
 use crate::hw::extender::WanPath;
 use crate::hw::switch::Switch;
@@ -258,10 +258,10 @@ impl VerbsSetup {
             if !matches!(spec.kind, PatternKind::Bandwidth) {
                 return Err(ModelError("parallel file I/O moves data in bandwidth rounds: use the bandwidth pattern".into()));
             }
-            if self.profile.stack.is_none() && io.store == crate::fileio::FileStore::Ram {
+            if self.profile.stack.is_none() && io.store == FileStore::Ram {
                 return Err(ModelError(format!("profile {} has no [stack] section: a RAM file store copies at its rates", self.profile.id)));
             }
-            if let crate::fileio::FileStore::SyncDisk { mbytes_per_s } = io.store {
+            if let FileStore::SyncDisk { mbytes_per_s } = io.store {
                 if !(mbytes_per_s.is_finite() && mbytes_per_s > 0.0) {
                     return Err(ModelError(format!("disk rate must be a positive number of MB/s, found {mbytes_per_s}")));
                 }
