@@ -6,23 +6,14 @@
 //! notice where `ip netns add` is not permitted.
 
 use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 
 mod common;
 use common::netns::Pair;
-
-/// A tier started inside a namespace; killed on drop.
-struct Tier(Child);
-
-impl Drop for Tier {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
+use common::KillOnDrop;
 
 /// Starts `interlab datacenter serve ARGS` in `ns` and returns it with its address.
-fn tier(p: &Pair, ns: &str, args: &[&str]) -> (Tier, String) {
+fn tier(p: &Pair, ns: &str, args: &[&str]) -> (KillOnDrop, String) {
     let mut c = p.exec(ns, &["datacenter", "serve", "--quiet"]).args(args).stdout(Stdio::piped()).stderr(Stdio::inherit()).spawn().expect("tier starts");
     let mut line = String::new();
     BufReader::new(c.stdout.take().unwrap()).read_line(&mut line).unwrap();
@@ -32,7 +23,7 @@ fn tier(p: &Pair, ns: &str, args: &[&str]) -> (Tier, String) {
         .and_then(|s| s.split_whitespace().next())
         .unwrap_or_else(|| panic!("tier banner {line:?}"))
         .to_string();
-    (Tier(c), addr)
+    (KillOnDrop(c), addr)
 }
 
 /// Bytes sent and received by `dev` in `ns` (from `ip -s -j link`).

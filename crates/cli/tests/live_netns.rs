@@ -5,24 +5,16 @@
 //! `ip netns add` is not permitted.
 
 use std::io::{BufRead, BufReader};
-use std::process::{Child, Output, Stdio};
+use std::process::{Output, Stdio};
 
 mod common;
 use common::netns::Pair;
-
-/// A daemon inside namespace b, killed on drop.
-struct Daemon(Child);
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
+use common::KillOnDrop;
 
 const TOKEN: &str = "netns-test-token";
 
-fn serve(p: &Pair) -> Daemon {
+/// A daemon inside namespace b, killed on drop.
+fn serve(p: &Pair) -> KillOnDrop {
     let bind = p.server_ip();
     let mut child = p
         .exec(&p.b, &["serve", "--bind", &bind, "--port", "7400", "--auth-token", TOKEN, "--quiet"])
@@ -33,7 +25,7 @@ fn serve(p: &Pair) -> Daemon {
     let mut line = String::new();
     BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
     assert!(line.contains("listening on"), "daemon did not start: {line}");
-    Daemon(child)
+    KillOnDrop(child)
 }
 
 fn measure_mbit(p: &Pair, pattern: &str, extra: &[&str]) -> f64 {
