@@ -25,6 +25,7 @@ pub mod rbe;
 pub mod serve;
 pub mod tpcw;
 pub mod trace;
+pub mod wc98;
 pub mod webtier;
 pub mod wire;
 

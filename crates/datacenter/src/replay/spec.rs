@@ -6,7 +6,7 @@
 use super::engine::{self, Config, LinkCfg, Outcome, TierCfg, Workload};
 use super::netcost::{NetCost, Protocol};
 use super::table::InteractionTable;
-use super::workload::{secs, SpecPage, Specweb, StaticContent, Tpcw};
+use super::workload::{secs, SizeShape, SpecPage, Specweb, StaticContent, Tpcw};
 use crate::tpcw::Mix;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -23,6 +23,8 @@ pub enum Kind {
 /// One replay configuration (a spec, or one of its series).
 #[derive(Debug, Clone)]
 pub struct DcSpec {
+    /// The folder of the spec file (relative paths in it, such as a World Cup log, start there).
+    pub dir: std::path::PathBuf,
     pub name: String,
     pub label: String,
     pub profile: String,
@@ -99,6 +101,7 @@ const KEYS: &[&str] = &[
 impl DcSpec {
     fn defaults() -> DcSpec {
         DcSpec {
+            dir: std::path::PathBuf::new(),
             name: "datacenter".into(),
             label: String::new(),
             profile: "r805-connectx-ddr".into(),
@@ -218,6 +221,9 @@ impl DcSpec {
         if self.kind == Kind::Static && self.file_sizes.contains(&0) {
             return Err(err(file, "file_sizes", "sizes of at least 1 byte"));
         }
+        if self.kind == Kind::Static {
+            self.file_sizes_shape().map_err(|e| format!("{file}: {e}"))?;
+        }
         Ok(())
     }
 
@@ -231,6 +237,7 @@ impl DcSpec {
             }
         }
         let mut base = DcSpec::defaults();
+        base.dir = std::path::Path::new(file).parent().map(|d| d.to_path_buf()).unwrap_or_default();
         match v.get("datacenter") {
             Some(Value::Table(t)) => base.apply(t, file)?,
             _ => return Err(format!("{file}: missing the [datacenter] table")),
@@ -266,6 +273,42 @@ impl DcSpec {
             },
             _ => Err(format!("spec {}: missing params.{key} (a number or {{ value = .., src = \"..\" }})", self.name)),
         }
+    }
+
+    /// The static workload's file-size distribution: the response sizes of the first
+    /// `params.wc98_requests` (default 20,000) requests of a World Cup log `params.wc98_log`
+    /// (successful GETs with a body), or `params.shape` ([[relative size, weight], ...]), or
+    /// one size.
+    pub fn file_sizes_shape(&self) -> Result<SizeShape, String> {
+        let at = |k: &str| format!("spec {}: params.{k}", self.name);
+        if let Some(v) = self.params.get("wc98_log") {
+            let rel = v.as_str().ok_or_else(|| format!("{} must be the path of a World Cup log (a string)", at("wc98_log")))?;
+            let n = match self.params.get("wc98_requests") {
+                None => 20_000,
+                Some(Value::Integer(i)) if *i > 0 => *i as usize,
+                Some(_) => return Err(format!("{} must be a positive integer", at("wc98_requests"))),
+            };
+            let path = self.dir.join(rel);
+            let counts = crate::wc98::size_counts(&crate::wc98::read(&path, n)?);
+            if counts.is_empty() {
+                return Err(format!("{}: no successful GET with a body among its first {n} requests", path.display()));
+            }
+            let pairs: Vec<(f64, f64)> = counts.iter().map(|&(b, c)| (b as f64, c as f64)).collect();
+            return SizeShape::new(&pairs).map_err(|e| format!("{}: {e}", path.display()));
+        }
+        let pairs = match self.params.get("shape") {
+            Some(Value::Array(a)) => a
+                .iter()
+                .map(|p| match p.as_array().map(|x| x.as_slice()) {
+                    Some([s, w]) => Some((s.as_float().or(s.as_integer().map(|i| i as f64))?, w.as_float().or(w.as_integer().map(|i| i as f64))?)),
+                    _ => None,
+                })
+                .collect::<Option<Vec<_>>>()
+                .ok_or_else(|| format!("{} must be [[size, weight], ...]", at("shape")))?,
+            Some(_) => return Err(format!("{} must be [[size, weight], ...]", at("shape"))),
+            None => vec![(1.0, 1.0)],
+        };
+        SizeShape::new(&pairs).map_err(|e| format!("{}: {e}", at("shape")))
     }
 
     /// Runs one point: `browsers` browsers (and, for static content, mean file size `file`).
@@ -310,17 +353,7 @@ impl DcSpec {
                     LinkCfg { name: "client-proxy".into(), from: 0, to: 1, cost: cost(0)?, pool: 0 },
                     LinkCfg { name: "proxy-web".into(), from: 1, to: 2, cost: cost(1)?, pool: 0 },
                 ];
-                let shape = match self.params.get("shape") {
-                    Some(Value::Array(a)) => a
-                        .iter()
-                        .map(|p| match p.as_array().map(|x| x.as_slice()) {
-                            Some([s, w]) => Some((s.as_float().or(s.as_integer().map(|i| i as f64))?, w.as_float().or(w.as_integer().map(|i| i as f64))?)),
-                            _ => None,
-                        })
-                        .collect::<Option<Vec<_>>>()
-                        .ok_or_else(|| format!("spec {}: params.shape must be [[size, weight], ...]", self.name))?,
-                    _ => vec![(1.0, 1.0)],
-                };
+                let shape = self.file_sizes_shape()?;
                 let wl = StaticContent {
                     shape,
                     mean_bytes: file as f64,

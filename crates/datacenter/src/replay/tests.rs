@@ -115,6 +115,35 @@ fn one_shared_host_caps_the_sum_of_all_tiers_work() {
 }
 
 #[test]
+fn static_file_sizes_from_a_world_cup_log() {
+    use crate::wc98::{Request, GET, STATUS_200};
+    let dir = std::env::temp_dir().join(format!("interlab-wc98spec-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // 3 x 1000 B, 1 x 9000 B, one 304 and one request without a size (ignored).
+    let r = |size: Option<u32>, status: u8| Request { timestamp: 0, client: 1, object: 2, size, method: GET, status, http_version: 1, kind: 1, server: 0 };
+    let log: Vec<u8> = [r(Some(1000), STATUS_200), r(Some(1000), STATUS_200), r(Some(9000), STATUS_200), r(Some(1000), STATUS_200), r(Some(5), 13), r(None, STATUS_200)]
+        .iter()
+        .flat_map(|x| x.encode())
+        .collect();
+    std::fs::write(dir.join("wc_day1_1"), log).unwrap();
+    let text = "[datacenter]\nworkload = \"static\"\nprotocol = \"ipoib-rc\"\nwarmup_s = 0.05\nmeasure_s = 0.2\nbrowsers = [4]\nfile_sizes = [8192]\n\
+                [datacenter.params]\nrequest_bytes = 300\nproxy_cpu_ns = 10000\nweb_cpu_ns = 10000\nread_mbytes_per_s = 1000\nwc98_log = \"wc_day1_1\"\n";
+    let spec_path = dir.join("s.toml");
+    let s = DcSpec::parse(spec_path.to_str().unwrap(), text).unwrap().remove(0);
+    // The log's sizes relative to their mean: (3 x 1000 + 9000) / 4 = 3000.
+    assert_eq!(s.file_sizes_shape().unwrap().mean(), 3000.0);
+    let o = s.run_point(&table(), &quick_costs(), 4, 8192).unwrap();
+    assert!(o.completed > 10, "{}", o.completed);
+    // A missing log or one that is not a log: the spec's file and the log's path.
+    let e = DcSpec::parse(spec_path.to_str().unwrap(), &text.replace("wc_day1_1", "nope")).unwrap_err();
+    assert!(e.contains("s.toml") && e.contains("nope") && e.contains("cannot read"), "{e}");
+    std::fs::write(dir.join("odd"), [1u8, 2, 3]).unwrap();
+    let e = DcSpec::parse(spec_path.to_str().unwrap(), &text.replace("wc_day1_1", "odd")).unwrap_err();
+    assert!(e.contains("20-byte records"), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn spec_errors_name_the_file_and_key() {
     let e = DcSpec::parse("x.toml", "[datacenter]\nbrowsers = \"many\"\n").unwrap_err();
     assert!(e.contains("x.toml") && e.contains("browsers"), "{e}");

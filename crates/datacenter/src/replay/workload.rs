@@ -164,12 +164,48 @@ fn neg_exp_capped(rng: &mut Rng, mean: Time) -> Time {
     ((-r.ln()).min(4.0) * mean as f64) as Time
 }
 
+/// A file-size distribution: relative sizes with weights, drawn in proportion to the
+/// weights (cumulative weights, binary search: a World Cup log gives thousands of sizes).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SizeShape {
+    sizes: Vec<f64>,
+    cum: Vec<f64>,
+    mean: f64,
+}
+
+impl SizeShape {
+    /// From (relative size, weight) pairs; sizes and weights must be positive.
+    pub fn new(pairs: &[(f64, f64)]) -> Result<SizeShape, String> {
+        if pairs.is_empty() || pairs.iter().any(|&(x, w)| !(x > 0.0 && w > 0.0 && x.is_finite() && w.is_finite())) {
+            return Err("a size distribution needs at least one (size, weight) pair, both positive".into());
+        }
+        let mut cum = Vec::with_capacity(pairs.len());
+        let mut t = 0.0;
+        for &(_, w) in pairs {
+            t += w;
+            cum.push(t);
+        }
+        let mean = pairs.iter().map(|&(x, w)| x * w).sum::<f64>() / t;
+        Ok(SizeShape { sizes: pairs.iter().map(|p| p.0).collect(), cum, mean })
+    }
+
+    /// Weighted mean of the relative sizes.
+    pub fn mean(&self) -> f64 {
+        self.mean
+    }
+
+    /// One relative size.
+    pub fn sample(&self, rng: &mut Rng) -> f64 {
+        let r = rng.next_f64() * self.cum.last().copied().unwrap_or(0.0);
+        let i = self.cum.partition_point(|&c| c <= r).min(self.sizes.len() - 1);
+        self.sizes[i]
+    }
+}
+
 /// Static content through a proxy: closed-loop clients without think time; each request
-/// a file whose size is drawn from `shape` (relative sizes with weights) scaled to
-/// `mean_bytes`.
+/// a file whose size is drawn from `shape` scaled to `mean_bytes`.
 pub struct StaticContent {
-    /// (relative size, weight).
-    pub shape: Vec<(f64, f64)>,
+    pub shape: SizeShape,
     pub mean_bytes: f64,
     pub request_bytes: u64,
     /// HTTP handling CPU per request at the proxy and at the web server, ns.
@@ -183,18 +219,7 @@ pub struct StaticContent {
 
 impl StaticContent {
     fn size(&self, rng: &mut Rng) -> u64 {
-        let tw: f64 = self.shape.iter().map(|s| s.1).sum();
-        let mean_rel: f64 = self.shape.iter().map(|s| s.0 * s.1).sum::<f64>() / tw;
-        let mut r = rng.next_f64() * tw;
-        let mut rel = self.shape.last().map_or(1.0, |s| s.0);
-        for &(x, w) in &self.shape {
-            if r < w {
-                rel = x;
-                break;
-            }
-            r -= w;
-        }
-        ((rel / mean_rel * self.mean_bytes).round() as u64).max(1)
+        ((self.shape.sample(rng) / self.shape.mean() * self.mean_bytes).round() as u64).max(1)
     }
 }
 
