@@ -222,3 +222,38 @@ pub fn profiles(id: Option<&str>) -> Result<ExitCode, String> {
     }
     Ok(ExitCode::SUCCESS)
 }
+
+/// `interlab pvfs --spec FILE`: a parallel-file-I/O spec in the model.
+pub fn pvfs(spec: &Path, json: Option<&Path>) -> Result<ExitCode, String> {
+    use interlab_studies::pvfs::{run_spec, PvfsSpec};
+    let name = spec.display().to_string();
+    let text = std::fs::read_to_string(spec).map_err(|e| format!("{name}: cannot read: {e}"))?;
+    let s = PvfsSpec::parse(&name, &text)?;
+    println!(
+        "interlab pvfs {name}: {} on {}, {} compute nodes, {} B per server and node in {} B strips, {:?} store",
+        if s.read { "concurrent read" } else { "concurrent write" },
+        s.profile,
+        s.compute_nodes,
+        s.bytes_per_server,
+        s.strip_bytes,
+        s.store
+    );
+    let out = run_spec(&s)?;
+    let mut doc = Vec::new();
+    for o in &out {
+        println!("{}:", o.label);
+        for &(n, mbs, cpu) in &o.points {
+            println!("  {n:3} I/O servers: {mbs:9.1} MB/s aggregate; first I/O server CPU {cpu:.0} %");
+        }
+        doc.push(serde_json::json!({
+            "label": o.label,
+            "points": o.points.iter().map(|&(n, mbs, cpu)| serde_json::json!({"io_servers": n, "mbytes_per_s": mbs, "server_cpu_percent": cpu})).collect::<Vec<_>>(),
+        }));
+    }
+    if let Some(j) = json {
+        let v = serde_json::json!({"schema": "interlab-pvfs", "version": env!("CARGO_PKG_VERSION"), "spec": name, "series": doc});
+        std::fs::write(j, serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?).map_err(|e| format!("{}: cannot write: {e}", j.display()))?;
+        println!("wrote {}", j.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -64,6 +64,16 @@ enum Cmd {
     },
     /// Measure host primitives live against a daemon and write a fitted profile (see docs/calibrate.md).
     Calibrate(Box<calibrate_cmd::CalibrateArgs>),
+    /// Parallel file I/O (PVFS concurrent read/write) in the model: aggregate bandwidth per
+    /// number of I/O servers (spec format: studies/sdp/pvfs-fig8.toml).
+    Pvfs {
+        /// The PVFS spec (TOML).
+        #[arg(long)]
+        spec: PathBuf,
+        /// Also write the results as JSON to this file.
+        #[arg(long, value_name = "FILE")]
+        json: Option<PathBuf>,
+    },
     /// List the built-in profiles, or print one.
     Profiles {
         /// Profile id to print.
@@ -112,6 +122,7 @@ fn main() -> ExitCode {
         Cmd::Live(a) => live_cmd::live(*a),
         Cmd::Datacenter { cmd } => datacenter_cmd::run(cmd),
         Cmd::Calibrate(a) => calibrate_cmd::run(*a),
+        Cmd::Pvfs { spec, json } => commands::pvfs(&spec, json.as_deref()),
         Cmd::Profiles { id } => commands::profiles(id.as_deref()),
     };
     match r {

@@ -135,3 +135,31 @@ fn bad_input_gives_clear_errors_not_panics() {
     let o = run(&["frobnicate"]);
     assert!(!o.status.success() && !text(&o).contains("panicked"));
 }
+
+#[test]
+fn pvfs_runs_a_spec_and_bad_specs_name_file_and_key() {
+    let d = scratch("pvfs");
+    let spec = d.join("p.toml");
+    let toml = "[pvfs]\nname = \"t\"\nprofile = \"xeon24-mt23108-pcix\"\naccess = \"write\"\ncompute_nodes = 2\nio_servers = [1, 2]\n\
+                bytes_per_server = 262144\nstrip_bytes = 65536\nstore = \"ram\"\n[[series]]\nlabel = \"SDP\"\nprotocol = \"sdp-bc\"\n\
+                [[series]]\nlabel = \"VAPI\"\nprotocol = \"verbs\"\n";
+    std::fs::write(&spec, toml).unwrap();
+    let json = d.join("p.json");
+    let o = run(&["pvfs", "--spec", spec.to_str().unwrap(), "--json", json.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("2 I/O servers"), "{}", text(&o));
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let s = v["series"].as_array().unwrap();
+    assert_eq!(s.len(), 2);
+    for series in s {
+        let p = series["points"].as_array().unwrap();
+        let (one, two) = (p[0]["mbytes_per_s"].as_f64().unwrap(), p[1]["mbytes_per_s"].as_f64().unwrap());
+        assert!(two > one, "{series}");
+    }
+    std::fs::write(&spec, toml.replace("store = \"ram\"", "store = \"tape\"")).unwrap();
+    let o = run(&["pvfs", "--spec", spec.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let t = text(&o);
+    assert!(t.contains("p.toml") && t.contains("store") && !t.contains("panicked"), "{t}");
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -25,7 +25,7 @@ mod datacenter;
 mod ibwan;
 mod ipoib_offload;
 mod pcie;
-mod pvfs;
+pub mod pvfs;
 mod reproduce;
 mod sdp;
 mod vpi;

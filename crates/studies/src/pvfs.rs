@@ -231,35 +231,47 @@ pub fn run(selected: &dyn Fn(&str) -> bool) -> Result<BTreeMap<&'static str, Fig
     }
     for f in all_figs() {
         let spec = PvfsSpec::parse(f.def.spec_path, f.def.spec)?;
-        let profile = Arc::new(Profile::load(&spec.profile).map_err(|e| e.to_string())?);
-        let jobs: Vec<(usize, u32)> = (0..spec.series.len()).flat_map(|s| spec.io_servers.iter().map(move |&n| (s, n))).collect();
-        let points: Vec<Result<(usize, u32, f64, f64), String>> = jobs
-            .par_iter()
-            .map(|&(si, n)| {
-                let (v, p) = spec.setup(&profile, spec.series[si].protocol, n);
-                let pt = v.run(&p).map_err(|e| format!("{}: `{}` with {n} I/O servers: {e}", f.def.spec_path, spec.series[si].label))?;
-                Ok((si, n, pt.value, pt.server_cpu_percent))
-            })
-            .collect();
-        let mut series: Vec<SeriesResult> = spec
-            .series
-            .iter()
+        let series = run_spec(&spec)?
+            .into_iter()
             .map(|s| SeriesResult {
-                label: s.label.clone(),
-                points: vec![],
+                label: s.label,
+                points: s.points.iter().map(|p| (u64::from(p.0), p.1)).collect(),
                 // The node count on the x axis (here: I/O servers).
                 x_axis: XAxis::Clients,
-                server_cpu: vec![],
+                server_cpu: s.points.iter().map(|p| (u64::from(p.0), p.2)).collect(),
                 unit: f.def.y_label.to_string(),
                 records: vec![],
             })
             .collect();
-        for p in points {
-            let (si, n, mbs, cpu) = p?;
-            series[si].points.push((n as u64, mbs));
-            series[si].server_cpu.push((n as u64, cpu));
-        }
         out.entry("sdp").or_default().insert(f.def.id.to_string(), series);
+    }
+    Ok(out)
+}
+
+/// One series of a PVFS run: per I/O-server count, the aggregate bandwidth (MB/s) and the
+/// first I/O server's CPU utilisation (%).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PvfsOutcome {
+    pub label: String,
+    pub points: Vec<(u32, f64, f64)>,
+}
+
+/// Runs every point of a spec (in parallel).
+pub fn run_spec(spec: &PvfsSpec) -> Result<Vec<PvfsOutcome>, String> {
+    let profile = Arc::new(Profile::load(&spec.profile).map_err(|e| e.to_string())?);
+    let jobs: Vec<(usize, u32)> = (0..spec.series.len()).flat_map(|s| spec.io_servers.iter().map(move |&n| (s, n))).collect();
+    let points: Vec<Result<(usize, u32, f64, f64), String>> = jobs
+        .par_iter()
+        .map(|&(si, n)| {
+            let (v, p) = spec.setup(&profile, spec.series[si].protocol, n);
+            let pt = v.run(&p).map_err(|e| format!("{}: `{}` with {n} I/O servers: {e}", spec.name, spec.series[si].label))?;
+            Ok((si, n, pt.value, pt.server_cpu_percent))
+        })
+        .collect();
+    let mut out: Vec<PvfsOutcome> = spec.series.iter().map(|s| PvfsOutcome { label: s.label.clone(), points: vec![] }).collect();
+    for p in points {
+        let (si, n, mbs, cpu) = p?;
+        out[si].points.push((n, mbs, cpu));
     }
     Ok(out)
 }
