@@ -92,6 +92,12 @@ impl Interaction {
         self as usize
     }
 
+    /// Served over SSL/TLS by the spec (WORKLOADS.md 1.1: Buy Request, Buy Confirm, Order
+    /// Inquiry, Order Display).
+    pub fn is_secure(self) -> bool {
+        matches!(self, BuyRequest | BuyConfirm | OrderInquiry | OrderDisplay)
+    }
+
     /// Four-letter abbreviation (PHARM RBE).
     pub fn abbr(self) -> &'static str {
         match self {

@@ -6,7 +6,7 @@
 use super::engine::{self, Config, LinkCfg, Outcome, TierCfg, Workload};
 use super::netcost::{NetCost, Protocol};
 use super::table::InteractionTable;
-use super::workload::{secs, SizeShape, SpecPage, Specweb, StaticContent, Tpcw};
+use super::workload::{secs, SizeShape, SpecPage, Specweb, StaticContent, Tpcw, TpcwSsl};
 use crate::tpcw::Mix;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -224,6 +224,9 @@ impl DcSpec {
         if self.kind == Kind::Static {
             self.file_sizes_shape().map_err(|e| format!("{file}: {e}"))?;
         }
+        if self.kind == Kind::Tpcw {
+            self.tpcw_ssl().map_err(|e| format!("{file}: {e}"))?;
+        }
         Ok(())
     }
 
@@ -272,6 +275,16 @@ impl DcSpec {
                 _ => Err(format!("spec {}: params.{key}.value must be a number", self.name)),
             },
             _ => Err(format!("spec {}: missing params.{key} (a number or {{ value = .., src = \"..\" }})", self.name)),
+        }
+    }
+
+    /// SSL on TPC-W's secure pages: `params.ssl_ns_per_byte` and `params.ssl_handshake_ns`
+    /// together, or neither (no SSL, as in the live bookstore).
+    pub fn tpcw_ssl(&self) -> Result<Option<TpcwSsl>, String> {
+        match (self.params.contains_key("ssl_ns_per_byte"), self.params.contains_key("ssl_handshake_ns")) {
+            (false, false) => Ok(None),
+            (true, true) => Ok(Some(TpcwSsl { ns_per_byte: self.param("ssl_ns_per_byte")?, handshake_ns: self.param("ssl_handshake_ns")? as u64 })),
+            _ => Err(format!("spec {}: params.ssl_ns_per_byte and params.ssl_handshake_ns go together (SSL on the secure pages)", self.name)),
         }
     }
 
@@ -337,6 +350,7 @@ impl DcSpec {
                     t.image_lanes = self.image_connections.max(1);
                     t.connect_per_session = self.connections[0] == 0;
                     t.browser_cpu = self.host_cores > 0;
+                    t.ssl = self.tpcw_ssl()?;
                     Box::new(t)
                 } else {
                     Box::new(self.specweb(think_scale)?)

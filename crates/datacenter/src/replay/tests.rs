@@ -115,6 +115,20 @@ fn one_shared_host_caps_the_sum_of_all_tiers_work() {
 }
 
 #[test]
+fn ssl_on_the_secure_pages_costs_web_tier_cpu() {
+    let costs = quick_costs();
+    let plain = spec("mix = \"ordering\"");
+    let ssl = spec("mix = \"ordering\"\n[datacenter.params]\nssl_ns_per_byte = 20\nssl_handshake_ns = 2000000");
+    let (a, b) = (plain.run_point(&table(), &costs, 200, 0).unwrap(), ssl.run_point(&table(), &costs, 200, 0).unwrap());
+    assert!(b.tier_busy_s[1] > a.tier_busy_s[1] * 1.05, "web busy {:.3} s with SSL vs {:.3} s", b.tier_busy_s[1], a.tier_busy_s[1]);
+    // Only the secure pages pay: the app and db tiers' work per request does not change.
+    let per = |o: &Outcome, t: usize| o.tier_busy_s[t] / o.completed as f64;
+    assert!((per(&b, 3) / per(&a, 3) - 1.0).abs() < 0.15, "db per request {} vs {}", per(&b, 3), per(&a, 3));
+    let e = DcSpec::parse("x.toml", "[datacenter]\n[datacenter.params]\nssl_ns_per_byte = 20\n").unwrap_err();
+    assert!(e.contains("x.toml") && e.contains("ssl_handshake_ns"), "{e}");
+}
+
+#[test]
 fn static_file_sizes_from_a_world_cup_log() {
     use crate::wc98::{Request, GET, STATUS_200};
     let dir = std::env::temp_dir().join(format!("interlab-wc98spec-{}", std::process::id()));

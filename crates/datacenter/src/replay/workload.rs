@@ -35,8 +35,21 @@ pub struct Tpcw {
     /// with the servers. On dedicated client machines the emulator's own work is not part
     /// of the measured system (TPC-W requires the RBE's overhead to be negligible).
     pub browser_cpu: bool,
-    /// Browser state: (current interaction, session end, last think us).
-    state: Vec<(Option<Interaction>, Time, Option<u64>)>,
+    /// SSL on the secure interactions (the live bookstore serves plain HTTP, so its traces
+    /// carry no SSL work): added web-tier CPU.
+    pub ssl: Option<TpcwSsl>,
+    /// Browser state: (current interaction, session end, last think us, SSL session up).
+    state: Vec<(Option<Interaction>, Time, Option<u64>, bool)>,
+}
+
+/// SSL costs on TPC-W's secure pages at the web tier.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TpcwSsl {
+    /// Bulk encryption and MAC of the request and the page, ns per byte.
+    pub ns_per_byte: f64,
+    /// A full handshake (the server's private-key operation), ns: at the first secure page of
+    /// each user session; later ones resume the SSL session.
+    pub handshake_ns: u64,
 }
 
 impl Tpcw {
@@ -49,7 +62,8 @@ impl Tpcw {
             image_lanes: 4,
             connect_per_session: true,
             browser_cpu: false,
-            state: vec![(None, 0, None); browsers as usize],
+            ssl: None,
+            state: vec![(None, 0, None, false); browsers as usize],
         }
     }
 }
@@ -143,11 +157,23 @@ impl Workload for Tpcw {
         };
         if new_session {
             st.1 = now + neg_exp_capped(rng, self.usmd_mean);
+            st.3 = false;
         }
         st.0 = Some(i);
         let s = self.table.sample(i, rng);
         st.2 = s.think_us;
-        (i.index(), tpcw_program(s, b, self.image_lanes, new_session && self.connect_per_session, self.browser_cpu))
+        let mut p = tpcw_program(s, b, self.image_lanes, new_session && self.connect_per_session, self.browser_cpu);
+        if let Some(ssl) = self.ssl.filter(|_| i.is_secure()) {
+            let mut ns = ((s.page.req + s.page.resp) as f64 * ssl.ns_per_byte) as u64;
+            if !st.3 {
+                ns += ssl.handshake_ns;
+                st.3 = true;
+            }
+            // Decrypting the request and encrypting the page, before the page goes out.
+            let at = p.iter().position(|x| matches!(x, Step::Send { link: 0, up: true, .. })).unwrap_or(p.len());
+            p.insert(at, Step::Cpu { tier: 1, ns });
+        }
+        (i.index(), p)
     }
 
     fn think(&mut self, b: u32, rng: &mut Rng) -> Time {
