@@ -225,7 +225,17 @@ fn error_free(r: &FigureResults, wips_fig: &str, over_fig: &str, label: &str) ->
 
 fn ratio(r: &FigureResults, wf: &str, of: &str, a: &'static str, b: &'static str) -> Result<(f64, String, Option<f64>), String> {
     let ((wa, xa), (wb, xb)) = (error_free(r, wf, of, a)?, error_free(r, wf, of, b)?);
-    Ok((wa / wb, format!("highest error-free WIPS: `{a}` {wa:.0} ({xa} browsers) / `{b}` {wb:.0} ({xb} browsers)"), None))
+    let web = |label: &str, x: u64| series(r, wf, label).ok().and_then(|s| s.server_cpu.iter().find(|p| p.0 == x).map(|p| p.1)).unwrap_or(f64::NAN);
+    Ok((
+        wa / wb,
+        format!(
+            "highest error-free WIPS: `{a}` {wa:.0} ({xa} browsers, web tier {:.0} % busy) / `{b}` {wb:.0} ({xb} browsers, web tier {:.0} % busy); \
+             with the built-in trace the database tier binds (docs/datacenter.md, Model replay)",
+            web(a, xa),
+            web(b, xb)
+        ),
+        None,
+    ))
 }
 
 /// Throughput at the highest load of a series.

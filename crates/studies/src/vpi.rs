@@ -76,7 +76,10 @@ fn claims(r: &FigureResults) -> Vec<Computed> {
         }),
         num("vpi.bw.verbs_max", || mbit(Ok(peak(series(r, "fig2", "IB verbs RDMA write")?)).map(|(v, n)| (v, n, None)))),
         num("vpi.bw.sdp_max", || mbit(peak_over(r, "fig2", &["SDP"]))),
-        boolean("vpi.bw.sdp_dip_4k", || local_drop(series(r, "fig2", "SDP")?, 4096)),
+        boolean("vpi.bw.sdp_dip_4k", || {
+            let (d, note) = local_drop(series(r, "fig2", "SDP")?, 4096)?;
+            Ok((d, format!("{note}; a drop needs a mode switch between 2 and 4 KiB, which the model has no mechanism for (docs/model.md)")))
+        }),
         boolean("vpi.bw.sdp_dip_64k", || {
             let (d, n1) = local_drop(series(r, "fig2", "SDP")?, 65536)?;
             let (raised, n2) = local_drop(series(r, "fig2", "SDP, zero-copy threshold 1 MiB")?, 65536)?;
