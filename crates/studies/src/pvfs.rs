@@ -20,12 +20,12 @@
 //! disk_mbytes_per_s = 25       # store = "disk": written synchronously at this rate
 //! [[series]]
 //! label = "IPoIB"
-//! protocol = "ipoib-ud"        # ipoib-ud | sdp-bc | verbs
+//! protocol = "ipoib-ud"        # verbs, or a socket stack: ipoib-ud | sdp-bc | ipoib-rc | eth | ...
 //! ```
 
 use crate::claimcalc::{num, series, Computed, FigureResults};
 use interlab_experiment::{SeriesResult, XAxis};
-use interlab_model::ulp::sock::SockStack;
+use interlab_datacenter::replay::Protocol;
 use interlab_model::{FileServers, FileStore, Initiator, Ports, Profile, Service, VerbsSetup};
 use interlab_patterns::{Op, PatternKind, PatternSpec};
 use interlab_report::Scale;
@@ -36,41 +36,12 @@ use toml::Value;
 
 use crate::catalog::FigureDef;
 
-/// Transport of the PVFS traffic.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Protocol {
-    /// TCP/IP over IPoIB datagram mode (the 2004 stack: no offloads).
-    IpoibUd,
-    /// SDP buffered copy.
-    SdpBc,
-    /// Native verbs (RC send/receive).
-    Verbs,
-}
-
-impl Protocol {
-    fn parse(s: &str) -> Option<Protocol> {
-        match s {
-            "ipoib-ud" => Some(Protocol::IpoibUd),
-            "sdp-bc" => Some(Protocol::SdpBc),
-            "verbs" => Some(Protocol::Verbs),
-            _ => None,
-        }
-    }
-
-    fn stack(self) -> Option<SockStack> {
-        match self {
-            Protocol::IpoibUd => Some(SockStack::ipoib_ud()),
-            Protocol::SdpBc => Some(SockStack::sdp_bc()),
-            Protocol::Verbs => None,
-        }
-    }
-}
-
 /// One series of a PVFS figure.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PvfsSeries {
     pub label: String,
-    pub protocol: Protocol,
+    /// A socket stack (the replay's protocol names), or `None`: native verbs.
+    pub protocol: Option<Protocol>,
 }
 
 /// A PVFS figure spec.
@@ -154,7 +125,10 @@ impl PvfsSpec {
             let st = s.as_table().ok_or_else(|| format!("{file}: [[series]] {} is not a table", i + 1))?;
             let at = format!("{file} [[series]] {}", i + 1);
             let p = text(st, &at, "protocol")?;
-            let protocol = Protocol::parse(p).ok_or_else(|| err(&at, "protocol", "\"ipoib-ud\", \"sdp-bc\" or \"verbs\""))?;
+            let protocol = match p {
+                "verbs" => None,
+                _ => Some(Protocol::parse(p).map_err(|e| format!("{at}: key `protocol`: {e}, or verbs"))?),
+            };
             series.push(PvfsSeries { label: text(st, &at, "label")?.to_string(), protocol });
         }
         Ok(PvfsSpec {
@@ -171,9 +145,9 @@ impl PvfsSpec {
     }
 
     /// The model set-up of one point.
-    pub fn setup(&self, profile: &Arc<Profile>, protocol: Protocol, servers: u32) -> (VerbsSetup, PatternSpec) {
+    pub fn setup(&self, profile: &Arc<Profile>, protocol: Option<Protocol>, servers: u32) -> (VerbsSetup, PatternSpec) {
         let mut v = VerbsSetup::new(profile.clone(), Service::Rc, Ports::One, 1);
-        v.sock = protocol.stack();
+        v.sock = protocol.map(Protocol::stack);
         v.clients = self.compute_nodes;
         v.initiator = if self.read { Initiator::Server } else { Initiator::Clients };
         v.io = Some(FileServers { servers, store: self.store, bytes_per_pair: self.bytes_per_server });
@@ -351,7 +325,7 @@ mod tests {
     fn more_servers_more_bandwidth_and_bytes_conserved() {
         let spec = PvfsSpec::parse("t", include_str!("../../../studies/sdp/pvfs-fig8.toml")).unwrap();
         let prof = Arc::new(Profile::load(&spec.profile).unwrap());
-        for proto in [Protocol::IpoibUd, Protocol::SdpBc, Protocol::Verbs] {
+        for proto in [Some(Protocol::IpoibUd), Some(Protocol::SdpBc), None] {
             let run = |n: u32| {
                 let (v, p) = spec.setup(&prof, proto, n);
                 let pt = v.run(&p).unwrap();
