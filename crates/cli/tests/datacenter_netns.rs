@@ -5,18 +5,15 @@
 //! must carry at least the bytes the trace says went between the tiers. Skipped with a
 //! notice where `ip netns add` is not permitted.
 
-use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 
 mod common;
 use common::netns::Pair;
-use common::KillOnDrop;
+use common::{spawn_with_banner, KillOnDrop};
 
 /// Starts `interlab datacenter serve ARGS` in `ns` and returns it with its address.
 fn tier(p: &Pair, ns: &str, args: &[&str]) -> (KillOnDrop, String) {
-    let mut c = p.exec(ns, &["datacenter", "serve", "--quiet"]).args(args).stdout(Stdio::piped()).stderr(Stdio::inherit()).spawn().expect("tier starts");
-    let mut line = String::new();
-    BufReader::new(c.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let (c, line) = spawn_with_banner(p.exec(ns, &["datacenter", "serve", "--quiet"]).args(args).stderr(Stdio::inherit()));
     let addr = line
         .split(" listening on ")
         .nth(1)

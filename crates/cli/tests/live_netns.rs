@@ -4,26 +4,18 @@
 //! the namespaces this test creates (10.213.x.0/24). Skipped with a notice where
 //! `ip netns add` is not permitted.
 
-use std::io::{BufRead, BufReader};
 use std::process::{Output, Stdio};
 
 mod common;
 use common::netns::Pair;
-use common::KillOnDrop;
+use common::{spawn_with_banner, KillOnDrop};
 
 const TOKEN: &str = "netns-test-token";
 
 /// A daemon inside namespace b, killed on drop.
 fn serve(p: &Pair) -> KillOnDrop {
     let bind = p.server_ip();
-    let mut child = p
-        .exec(&p.b, &["serve", "--bind", &bind, "--port", "7400", "--auth-token", TOKEN, "--quiet"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("serve starts");
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let (child, line) = spawn_with_banner(p.exec(&p.b, &["serve", "--bind", &bind, "--port", "7400", "--auth-token", TOKEN, "--quiet"]).stderr(Stdio::null()));
     assert!(line.contains("listening on"), "daemon did not start: {line}");
     KillOnDrop(child)
 }

@@ -28,6 +28,15 @@ impl Drop for KillOnDrop {
     }
 }
 
+/// Spawns `cmd` with its standard output piped and returns it with its first line (a
+/// daemon's banner, printed once it listens).
+pub fn spawn_with_banner(cmd: &mut Command) -> (Child, String) {
+    let mut child = cmd.stdout(Stdio::piped()).spawn().expect("the process starts");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    (child, line)
+}
+
 /// A daemon process on a free loopback port, killed on drop.
 pub struct Serve {
     pub child: Child,
@@ -37,15 +46,7 @@ pub struct Serve {
 impl Serve {
     /// `interlab serve --port 0 --quiet` plus `extra`; waits for its banner.
     pub fn start(extra: &[&str]) -> Serve {
-        let mut child = bin()
-            .args(["serve", "--port", "0", "--quiet"])
-            .args(extra)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("serve starts");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        let (child, line) = spawn_with_banner(bin().args(["serve", "--port", "0", "--quiet"]).args(extra).stderr(Stdio::null()));
         // "interlab serve: listening on 127.0.0.1:PORT (...)"
         let addr = line.split_whitespace().nth(4).unwrap_or_else(|| panic!("unexpected banner: {line}")).to_string();
         Serve { child, addr }
