@@ -38,8 +38,20 @@ pub struct Tpcw {
     /// SSL on the secure interactions (the live bookstore serves plain HTTP, so its traces
     /// carry no SSL work): added web-tier CPU.
     pub ssl: Option<TpcwSsl>,
-    /// Browser state: (current interaction, session end, last think us, SSL session up).
-    state: Vec<(Option<Interaction>, Time, Option<u64>, bool)>,
+    state: Vec<Browser>,
+}
+
+/// One emulated browser's state.
+#[derive(Debug, Clone, Copy, Default)]
+struct Browser {
+    /// Current interaction (None before the first).
+    at: Option<Interaction>,
+    /// When the user session may end, ps.
+    session_end: Time,
+    /// The last sample's recorded think time, us.
+    think_us: Option<u64>,
+    /// An SSL session is established in this user session.
+    ssl_up: bool,
 }
 
 /// SSL costs on TPC-W's secure pages at the web tier.
@@ -63,7 +75,7 @@ impl Tpcw {
             connect_per_session: true,
             browser_cpu: false,
             ssl: None,
-            state: vec![(None, 0, None, false); browsers as usize],
+            state: vec![Browser::default(); browsers as usize],
         }
     }
 }
@@ -148,26 +160,26 @@ impl Workload for Tpcw {
 
     fn next(&mut self, b: u32, now: Time, rng: &mut Rng) -> (usize, Vec<Step>) {
         let st = &mut self.state[b as usize];
-        let (i, new_session) = match st.0 {
+        let (i, new_session) = match st.at {
             None => (Interaction::Home, true),
             Some(cur) => {
                 let n = self.cbmg.next(cur, rng);
-                (n, n == Interaction::Home && now >= st.1)
+                (n, n == Interaction::Home && now >= st.session_end)
             }
         };
         if new_session {
-            st.1 = now + neg_exp_capped(rng, self.usmd_mean);
-            st.3 = false;
+            st.session_end = now + neg_exp_capped(rng, self.usmd_mean);
+            st.ssl_up = false;
         }
-        st.0 = Some(i);
+        st.at = Some(i);
         let s = self.table.sample(i, rng);
-        st.2 = s.think_us;
+        st.think_us = s.think_us;
         let mut p = tpcw_program(s, b, self.image_lanes, new_session && self.connect_per_session, self.browser_cpu);
         if let Some(ssl) = self.ssl.filter(|_| i.is_secure()) {
             let mut ns = ((s.page.req + s.page.resp) as f64 * ssl.ns_per_byte) as u64;
-            if !st.3 {
+            if !st.ssl_up {
                 ns += ssl.handshake_ns;
-                st.3 = true;
+                st.ssl_up = true;
             }
             // Decrypting the request and encrypting the page, before the page goes out.
             let at = p.iter().position(|x| matches!(x, Step::Send { link: 0, up: true, .. })).unwrap_or(p.len());
@@ -179,7 +191,7 @@ impl Workload for Tpcw {
     fn think(&mut self, b: u32, rng: &mut Rng) -> Time {
         match self.think_mean {
             Some(m) => neg_exp(rng, m),
-            None => self.state[b as usize].2.unwrap_or(0) * 1_000_000,
+            None => self.state[b as usize].think_us.unwrap_or(0) * 1_000_000,
         }
     }
 }
