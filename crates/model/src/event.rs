@@ -41,4 +41,6 @@ pub enum Ev {
     Stall { port: u16, until: Time },
     /// The last packet of an unacknowledged (UC/UD) request left: it completes locally.
     LocalDone { meta: MsgMeta },
+    /// The MPI library of `proc` saw a completion free a slot of `qp`'s send queue.
+    MpiSqFree { proc: u16, chan: u32, qp: u32 },
 }

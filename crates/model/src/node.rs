@@ -269,11 +269,25 @@ impl Node {
         let t = t + ns(self.prof.host.post_ns);
         let a = &self.prof.adapter;
         let inline = matches!(op, Op::Send | Op::RdmaWrite) && bytes <= a.inline_bytes;
-        let wr = Wr { id: self.next_wr, op, bytes, meta, inline };
+        let wr = Wr { id: self.next_wr, op, bytes, meta, inline, datagrams: false };
         self.next_wr += 1;
         // BlueFlame: the WQE (with any inline data) goes with the doorbell.
         let mmio = if a.blueflame { a.wqe_bytes + if inline { bytes.div_ceil(16) * 16 } else { 0 } } else { a.doorbell_bytes };
         let arrive = self.bus.mmio_write(t, mmio);
+        ctx.send_at(ctx.me(), arrive, Ev::Doorbell { qp, wr });
+        t
+    }
+
+    /// Posts `bytes` as a list of one-MTU UD send WQEs with one doorbell (each WQE still
+    /// costs the CPU a post and the adapter a fetch and its engine time); returns when the
+    /// CPU is done.
+    pub(crate) fn post_datagrams(&mut self, qp: u32, bytes: u64, meta: MsgMeta, t: Time, ctx: &mut Ctx<'_, Ev>) -> Time {
+        let mtu = self.links[self.qps[qp as usize].port as usize].mtu_bytes as u64;
+        let n = bytes.div_ceil(mtu).max(1);
+        let t = t + n * ns(self.prof.host.post_ns);
+        let wr = Wr { id: self.next_wr, op: Op::Send, bytes, meta, inline: false, datagrams: true };
+        self.next_wr += 1;
+        let arrive = self.bus.mmio_write(t, self.prof.adapter.doorbell_bytes);
         ctx.send_at(ctx.me(), arrive, Ev::Doorbell { qp, wr });
         t
     }
@@ -411,12 +425,14 @@ impl Node {
                 u64::MAX
             };
             let head = qp.sq.front_mut().expect("can_send checked");
-            if head.sent == 0 {
+            let wr = head.wr;
+            let k = train_len(train_max, head.packets - head.sent).min(window_room);
+            if wr.datagrams {
+                engine += k * ns(a.tx_wqe_ns);
+            } else if head.sent == 0 {
                 engine += ns(a.tx_wqe_ns);
             }
-            let wr = head.wr;
             inline_data = wr.inline;
-            let k = train_len(train_max, head.packets - head.sent).min(window_room);
             for j in 0..k {
                 let i = head.sent + j;
                 let (first, last) = (i == 0, i + 1 == head.packets);
@@ -531,6 +547,7 @@ impl Node {
         }
         for meta in retired {
             self.complete_locally(t, meta, ctx);
+            self.mpi_wqe_done(meta.chan, q as u32, t, ctx);
         }
     }
 
@@ -564,7 +581,13 @@ impl Node {
         let q = pkt.dst_qp as usize;
         match pkt.kind {
             Kind::Data { op, first, last } => {
-                if op == Op::Send && first {
+                let mut pkt = pkt;
+                let datagram_list = matches!(pkt.meta.ulp, UlpKind::ZcopyData { .. });
+                if datagram_list {
+                    // Every datagram lands in a receive WQE of its own and completes alone.
+                    t = self.bus.dma_read(t, pkt.count as u64 * a.wqe_bytes);
+                    pkt.meta.ulp = UlpKind::ZcopyData { datagrams: pkt.count as u16 };
+                } else if op == Op::Send && first {
                     // Fetch the receive WQE the message lands in.
                     t = self.bus.dma_read(t, a.wqe_bytes);
                 }
@@ -576,9 +599,10 @@ impl Node {
                     // completion, even when the sender's adapter cut them from one LSO request.
                     let cqe = self.bus.dma_write(visible, a.cqe_bytes * pkt.count as u64);
                     ctx.send_at(ctx.me(), cqe, Ev::SockArrival { meta: pkt.meta, packets: pkt.count, bytes: pkt.payload });
-                } else if last && pkt.meta.notify {
+                } else if (last || datagram_list) && pkt.meta.notify {
                     if op == Op::Send {
-                        let cqe = self.bus.dma_write(visible, a.cqe_bytes);
+                        let cqes = if datagram_list { pkt.count as u64 } else { 1 };
+                        let cqe = self.bus.dma_write(visible, a.cqe_bytes * cqes);
                         self.arrived(cqe, pkt.meta, true, ctx);
                     } else {
                         self.arrived(visible, pkt.meta, false, ctx);
@@ -659,7 +683,8 @@ impl Component<Ev> for Node {
                 } else {
                     // The WQE (with inline data, if any) is read from host memory.
                     let extra = if wr.inline { wr.bytes.div_ceil(16) * 16 } else { 0 };
-                    self.bus.dma_read(ctx.now(), a.wqe_bytes + extra)
+                    let wqes = if wr.datagrams { packets_for(wr.op, wr.bytes, self.links[self.qps[qp as usize].port as usize].mtu_bytes as u64) } else { 1 };
+                    self.bus.dma_read(ctx.now(), wqes * a.wqe_bytes + extra)
                 };
                 ctx.send_at(ctx.me(), fetched, Ev::WqeFetched { qp, wr });
             }
@@ -679,6 +704,7 @@ impl Component<Ev> for Node {
             }
             Ev::PktAtNode { pkt, .. } => self.receive(pkt, ctx),
             Ev::LocalDone { meta } => self.complete_locally(ctx.now(), meta, ctx),
+            Ev::MpiSqFree { proc, chan, qp } => self.mpi_sq_free(proc, chan, qp, ctx),
             Ev::Stall { port, until } => {
                 let p = &mut self.port_free[port as usize];
                 *p = (*p).max(until);

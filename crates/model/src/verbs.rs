@@ -444,7 +444,7 @@ impl VerbsSetup {
                         Ports::Stripe { threshold } => threshold,
                         _ => DEFAULT_STRIPE_THRESHOLD,
                     };
-                    MpiEnd::new(d, (rails > 1).then_some(th))
+                    MpiEnd::new(d, (rails > 1).then_some(th), prof.mpi.as_ref().expect("validated: MPI needs [mpi]"))
                 });
                 let credits = prof.stack.as_ref().map_or(0, |s| s.sdp_rx_buffers);
                 let sock = stack.map(|s| SockEnd::new(s, spec.size, credits));

@@ -332,3 +332,42 @@ fn socket_stacks_conserve_bytes_and_cost_what_their_mechanisms_say() {
     let e = VerbsSetup { sock: Some(SockStack::sdp_bc()), ..setup(prof("xeon-mt25208-pcie"), Ports::One, 1, Service::Rc) }.run(&spec).unwrap_err();
     assert!(e.0.contains("[stack]"), "{e}");
 }
+
+fn mpi_bw(p: Profile, design: MpiDesign, miles: f64, size: u64, window: u32) -> f64 {
+    let s = PatternSpec { kind: PatternKind::Bandwidth, op: Op::Send, size, window, warmup: 1, iterations: 2 };
+    let base = VerbsSetup { topology: Topology::Wan { miles }, ..setup(p, Ports::One, 1, Service::Rc) };
+    VerbsSetup { mpi: Some(design), ..base }.run(&s).unwrap().value
+}
+
+#[test]
+fn ud_mpi_zero_copy_keeps_a_window_of_large_messages_in_flight_at_any_distance() {
+    let p = prof("woodcrest-infinihost-longbow");
+    // The copy path's 400-fragment window (800 KB) cannot cover a 26 ms round trip; the
+    // zero-copy rendezvous keeps a whole window of 4 MiB messages in flight instead.
+    let mut copy_only = p.clone();
+    copy_only.mpi.as_mut().unwrap().ud_zcopy_threshold_bytes = 0;
+    let (zc, copy) = (mpi_bw(p.clone(), MpiDesign::Ud, 1400.0, 4 << 20, 64), mpi_bw(copy_only, MpiDesign::Ud, 1400.0, 4 << 20, 64));
+    assert!(zc > 10.0 * copy, "zero copy {zc:.1} vs copy path {copy:.1} MB/s");
+    // Once a window covers the round trip, 8600 miles loses only the rendezvous handshake and
+    // the benchmark's reply (two more round trips per window of 1 GiB): within 25 %.
+    let (near, far) = (mpi_bw(p.clone(), MpiDesign::Ud, 1400.0, 4 << 20, 256), mpi_bw(p.clone(), MpiDesign::Ud, 8600.0, 4 << 20, 256));
+    assert!(far > 0.75 * near && far <= near * 1.001, "window 256: {near:.1} at 1400 mi, {far:.1} at 8600 mi");
+    // A smaller QP pool never raises bandwidth (RTSs wait for a QP).
+    let mut small_pool = p.clone();
+    small_pool.mpi.as_mut().unwrap().ud_zcopy_qps = 8;
+    let (big, small) = (mpi_bw(p, MpiDesign::Ud, 1400.0, 1 << 20, 64), mpi_bw(small_pool, MpiDesign::Ud, 1400.0, 1 << 20, 64));
+    assert!(small < big * 0.8, "8 QPs {small:.1} vs 128 QPs {big:.1} MB/s");
+}
+
+#[test]
+fn a_shallower_mpi_send_queue_never_raises_rc_bandwidth_at_distance() {
+    let p = prof("woodcrest-infinihost-longbow");
+    let mut last = f64::INFINITY;
+    for depth in [0u64, 256, 64, 16] {
+        let mut q = p.clone();
+        q.mpi.as_mut().unwrap().sq_depth_wqes = depth;
+        let bw = mpi_bw(q, MpiDesign::Rc, 1400.0, 1 << 20, 64);
+        assert!(bw <= last * 1.001, "send queue depth {depth}: {bw:.1} > {last:.1} MB/s");
+        last = bw;
+    }
+}

@@ -74,6 +74,9 @@ pub enum UlpKind {
     Fin,
     /// MPI-over-datagram fragment; `last` closes the message.
     Frag { last: bool },
+    /// MPI-over-datagram zero-copy data: one datagram of a message into a lent QP.
+    /// `datagrams` is how many arrived together (the receiving adapter stamps it).
+    ZcopyData { datagrams: u16 },
     /// MPI-level (or TCP) acknowledgement of `packets` fragments, messages or segments.
     Ack { packets: u32 },
     /// A TCP segment (or LSO request, or LRO-merged train) carrying `bytes` of the stream;

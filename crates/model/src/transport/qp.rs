@@ -16,6 +16,10 @@ pub struct Wr {
     pub meta: MsgMeta,
     /// The payload travels inside the WQE (inline data): no payload DMA read.
     pub inline: bool,
+    /// A list of one-MTU datagram WQEs posted with one doorbell (UD): the adapter fetches,
+    /// processes and completes each datagram's WQE; the receiver consumes a receive WQE and
+    /// writes a completion per datagram.
+    pub datagrams: bool,
 }
 
 /// A work request the send engine has fetched and is transmitting.

@@ -40,6 +40,19 @@ pub struct MpiSpec {
     pub ctrl_bytes: u64,
     /// UD design: unacknowledged fragments allowed per peer.
     pub ud_window_packets: u64,
+    /// UD design: messages of at least this many bytes use the zero-copy rendezvous (RTS,
+    /// the receiver lends a QP from its pool and posts receives straight into the user
+    /// buffer, CTS, the datagrams outside the fragment window, one acknowledgement per
+    /// message); 0 = never (every message goes through the copy path and its window).
+    pub ud_zcopy_threshold_bytes: u64,
+    /// UD design: QPs in the receiver's zero-copy pool (one per message in flight); an RTS
+    /// that finds none free waits for one.
+    pub ud_zcopy_qps: u64,
+    /// UD design: receives a zero-copy QP can hold; larger messages take the copy path.
+    pub ud_zcopy_rq_size: u64,
+    /// Work requests the library keeps on one RC send queue; more wait in its backlog until
+    /// completions free slots. 0 = unlimited.
+    pub sq_depth_wqes: u64,
 }
 
 impl MpiSpec {
@@ -52,11 +65,29 @@ impl MpiSpec {
             header_bytes: t.param_u64("header_bytes", "bytes", 0)?,
             ctrl_bytes: t.param_u64("ctrl_bytes", "bytes", 1)?,
             ud_window_packets: t.param_u64("ud_window_packets", "packets", 1)?,
+            ud_zcopy_threshold_bytes: opt_u64(t, "ud_zcopy_threshold_bytes", "bytes", 0, 0)?,
+            ud_zcopy_qps: opt_u64(t, "ud_zcopy_qps", "QPs", 1, 64)?,
+            ud_zcopy_rq_size: opt_u64(t, "ud_zcopy_rq_size", "receives", 1, 4096)?,
+            sq_depth_wqes: opt_u64(t, "sq_depth_wqes", "work requests", 0, 0)?,
         })
+    }
+
+    /// True when a UD-design message of `bytes` goes by zero copy over a link of `mtu` bytes.
+    pub fn ud_zcopy(&self, bytes: u64, mtu: u64) -> bool {
+        self.ud_zcopy_threshold_bytes > 0 && bytes >= self.ud_zcopy_threshold_bytes && bytes.div_ceil(mtu) <= self.ud_zcopy_rq_size
     }
 
     fn copy_ps(&self, bytes: u64) -> Time {
         (bytes as f64 * 1e6 / self.copy_mbytes_per_s).round() as Time
+    }
+}
+
+/// An optional `[mpi]` parameter with provenance: `default` when absent.
+fn opt_u64(t: &mut Table, key: &str, unit: &str, min: u64, default: u64) -> Result<u64, ParamError> {
+    if t.has(key) {
+        t.param_u64(key, unit, min)
+    } else {
+        Ok(default)
     }
 }
 
@@ -94,12 +125,22 @@ pub struct MpiEnd {
     ud_unacked: u64,
     /// UD receiver: fragments since the last acknowledgement.
     ud_since_ack: u64,
+    /// UD receiver: zero-copy QPs free in the pool, and RTSs waiting for one.
+    zcopy_free: u64,
+    zcopy_waiting: VecDeque<MsgMeta>,
+    /// RC: work requests on each rail's send queue, and those waiting for room, by rail.
+    sq_out: BTreeMap<u32, u64>,
+    sq_backlog: BTreeMap<u32, VecDeque<(Op, u64, MsgMeta)>>,
 }
 
 impl MpiEnd {
     /// A fresh end.
-    pub fn new(design: MpiDesign, stripe_threshold: Option<u64>) -> Self {
+    pub fn new(design: MpiDesign, stripe_threshold: Option<u64>, spec: &MpiSpec) -> Self {
         MpiEnd {
+            zcopy_free: spec.ud_zcopy_qps,
+            zcopy_waiting: VecDeque::new(),
+            sq_out: BTreeMap::new(),
+            sq_backlog: BTreeMap::new(),
             design,
             stripe_threshold,
             waiting_cts: BTreeMap::new(),
@@ -133,9 +174,14 @@ impl Node {
         match design {
             MpiDesign::Rc if m.bytes <= spec.eager_threshold_bytes => {
                 t += spec.copy_ps(m.bytes);
-                t = self.post_wr(rail0, Op::RdmaWrite, m.bytes + spec.header_bytes, meta(UlpKind::Eager, m.bytes), t, ctx);
+                t = self.mpi_post(m.chan, rail0, Op::RdmaWrite, m.bytes + spec.header_bytes, meta(UlpKind::Eager, m.bytes), t, ctx);
             }
             MpiDesign::Rc => {
+                self.end_mut(m.chan).waiting_cts.insert(msg_id, m);
+                t = self.mpi_post(m.chan, rail0, Op::Send, spec.ctrl_bytes, meta(UlpKind::Rts, m.bytes), t, ctx);
+            }
+            MpiDesign::Ud if spec.ud_zcopy(m.bytes, self.prof.link.mtu_bytes as u64) => {
+                // Zero copy: ask the receiver for a QP and receives in the user buffer.
                 self.end_mut(m.chan).waiting_cts.insert(msg_id, m);
                 t = self.post_wr(rail0, Op::Send, spec.ctrl_bytes, meta(UlpKind::Rts, m.bytes), t, ctx);
             }
@@ -158,6 +204,50 @@ impl Node {
         t
     }
 
+    /// Posts a work request of the library on `qp`, or queues it while the RC send queue
+    /// holds `sq_depth_wqes` (MVAPICH's backlog, drained as completions free slots).
+    fn mpi_post(&mut self, chan: u32, qp: u32, op: Op, bytes: u64, meta: MsgMeta, t: Time, ctx: &mut Ctx<'_, Ev>) -> Time {
+        let depth = self.mpi_spec().sq_depth_wqes;
+        if depth > 0 && self.end_mut(chan).design == MpiDesign::Rc {
+            let end = self.end_mut(chan);
+            let out = end.sq_out.entry(qp).or_insert(0);
+            if *out >= depth {
+                end.sq_backlog.entry(qp).or_default().push_back((op, bytes, meta));
+                return t;
+            }
+            *out += 1;
+        }
+        self.post_wr(qp, op, bytes, meta, t, ctx)
+    }
+
+    /// A work request of the library on RC queue pair `qp` completed: its send-queue slot
+    /// is free (seen when the progress engine polls the CQ at `at`).
+    pub(crate) fn mpi_wqe_done(&mut self, chan: u32, qp: u32, at: Time, ctx: &mut Ctx<'_, Ev>) {
+        let Some(end) = self.chans.get(&chan).and_then(|c| c.mpi.as_ref()) else { return };
+        if end.design != MpiDesign::Rc || self.mpi_spec().sq_depth_wqes == 0 {
+            return;
+        }
+        let proc = self.chans[&chan].proc;
+        let detect = at + ns(self.prof.host.poll_detect_ns);
+        ctx.send_at(ctx.me(), detect, Ev::MpiSqFree { proc, chan, qp });
+    }
+
+    /// Posts backlogged work requests of `chan` on `qp` into the slots completions freed.
+    pub(crate) fn mpi_sq_free(&mut self, proc: u16, chan: u32, qp: u32, ctx: &mut Ctx<'_, Ev>) {
+        let core = self.procs[proc as usize].core as usize;
+        let (slot, start) = self.cores.start(core, ctx.now());
+        let mut t = start;
+        let end = self.end_mut(chan);
+        let out = end.sq_out.entry(qp).or_insert(1);
+        *out -= 1;
+        if let Some((op, bytes, meta)) = end.sq_backlog.get_mut(&qp).and_then(|b| b.pop_front()) {
+            *end.sq_out.get_mut(&qp).expect("entry") += 1;
+            t = self.post_wr(qp, op, bytes, meta, t, ctx);
+        }
+        self.cores.finish(slot, t);
+        self.stats.core_busy_ps[core] += t - start;
+    }
+
     /// Sends queued UD fragments while the window allows.
     fn ud_pump(&mut self, chan: u32, mut t: Time, ctx: &mut Ctx<'_, Ev>) -> Time {
         let window = self.mpi_spec().ud_window_packets;
@@ -172,6 +262,17 @@ impl Node {
             t = self.post_wr(rail0, Op::Send, bytes, meta, t, ctx);
         }
         t
+    }
+
+    /// Lends a zero-copy QP to the message `rts` announced: posts a receive per datagram into
+    /// the user buffer and answers with a CTS; returns when the CPU is done.
+    fn zcopy_grant(&mut self, rts: MsgMeta, mut t: Time, ctx: &mut Ctx<'_, Ev>) -> Time {
+        let spec = self.mpi_spec().clone();
+        let n = rts.bytes.div_ceil(self.prof.link.mtu_bytes as u64).max(1);
+        t += n * ns(self.prof.host.post_ns);
+        let rail0 = self.chans[&rts.chan].qps[0];
+        let cts = MsgMeta { ulp: UlpKind::Cts, parts: 1, notify: true, ..rts };
+        self.post_wr(rail0, Op::Send, spec.ctrl_bytes, cts, t, ctx)
     }
 
     /// An MPI message reached the library of process `proc` (after the poll noticed it).
@@ -193,9 +294,46 @@ impl Node {
                 }
                 t = self.feed(proc, deliver, t, ctx);
             }
+            UlpKind::Rts if self.end_mut(chan).design == MpiDesign::Ud => {
+                t += ns(spec.overhead_ns);
+                let end = self.end_mut(chan);
+                if end.zcopy_free == 0 {
+                    end.zcopy_waiting.push_back(meta);
+                } else {
+                    end.zcopy_free -= 1;
+                    t = self.zcopy_grant(meta, t, ctx);
+                }
+            }
             UlpKind::Rts => {
                 t += ns(spec.overhead_ns);
-                t = self.post_wr(rail0, Op::Send, spec.ctrl_bytes, ctrl(UlpKind::Cts), t, ctx);
+                t = self.mpi_post(chan, rail0, Op::Send, spec.ctrl_bytes, ctrl(UlpKind::Cts), t, ctx);
+            }
+            UlpKind::Cts if self.end_mut(chan).design == MpiDesign::Ud => {
+                // Zero copy granted: every datagram straight from the user buffer.
+                t += ns(spec.overhead_ns);
+                let m = self.end_mut(chan).waiting_cts.remove(&meta.msg_id).expect("CTS for a pending RTS");
+                let n = m.bytes.div_ceil(self.prof.link.mtu_bytes as u64).max(1);
+                let data = MsgMeta { parts: n as u16, ..ctrl(UlpKind::ZcopyData { datagrams: 1 }) };
+                t = self.post_datagrams(rail0, m.bytes, data, t, ctx);
+            }
+            UlpKind::ZcopyData { datagrams } => {
+                // One completion per datagram to poll.
+                t += (datagrams as u64).saturating_sub(1) * ns(self.prof.host.cqe_poll_ns);
+                let end = self.end_mut(chan);
+                let seen = end.parts_seen.entry(meta.msg_id).or_insert(0);
+                *seen += datagrams as u64;
+                if *seen >= meta.parts as u64 {
+                    end.parts_seen.remove(&meta.msg_id);
+                    // One acknowledgement for the message; its QP goes back to the pool.
+                    t = self.post_wr(rail0, Op::Send, spec.ctrl_bytes, ctrl(UlpKind::Ack { packets: 0 }), t, ctx);
+                    let end = self.end_mut(chan);
+                    match end.zcopy_waiting.pop_front() {
+                        Some(rts) => t = self.zcopy_grant(rts, t, ctx),
+                        None => end.zcopy_free += 1,
+                    }
+                    t += ns(spec.overhead_ns);
+                    t = self.feed(proc, deliver, t, ctx);
+                }
             }
             UlpKind::Cts => {
                 t += ns(spec.overhead_ns);
@@ -208,8 +346,8 @@ impl Node {
                 for (i, &q) in rails.iter().enumerate() {
                     let share = m.bytes / n + u64::from((i as u64) < m.bytes % n);
                     let data = MsgMeta { notify: false, parts: n as u16, ..ctrl(UlpKind::RndvData) };
-                    t = self.post_wr(q, Op::RdmaWrite, share, data, t, ctx);
-                    t = self.post_wr(q, Op::Send, spec.ctrl_bytes, MsgMeta { parts: n as u16, ..ctrl(UlpKind::Fin) }, t, ctx);
+                    t = self.mpi_post(chan, q, Op::RdmaWrite, share, data, t, ctx);
+                    t = self.mpi_post(chan, q, Op::Send, spec.ctrl_bytes, MsgMeta { parts: n as u16, ..ctrl(UlpKind::Fin) }, t, ctx);
                 }
             }
             UlpKind::Fin | UlpKind::Frag { .. } => {
@@ -237,6 +375,7 @@ impl Node {
                     t = self.feed(proc, deliver, t, ctx);
                 }
             }
+            UlpKind::Ack { packets: 0 } => {} // a zero-copy message is confirmed: its buffer is free
             UlpKind::Ack { packets } => {
                 let end = self.end_mut(chan);
                 if end.design == MpiDesign::Ud {
