@@ -3,10 +3,11 @@
 //! `hw` and `transport`.
 
 use crate::event::Ev;
-use crate::fileio::FileIo;
+use crate::fileio::{FileIo, FileStore};
 use crate::hw::bus::Bus;
 use crate::hw::cpu::{Cores, CpuPool};
 use crate::hw::link::LinkSpec;
+use crate::hw::memory::{self, Memory};
 use crate::ulp::sock::SockHost;
 use crate::profile::Profile;
 use crate::transport::headers::packet_bytes;
@@ -134,6 +135,8 @@ pub struct Node {
     pub sock: SockHost,
     /// An I/O server's daemon: its file store (parallel file I/O).
     pub file_io: Option<FileIo>,
+    /// The memory system all cores' copies share (`[host] memory_mbytes_per_s`).
+    pub memory: Option<Memory>,
 }
 
 impl Node {
@@ -173,6 +176,7 @@ impl Node {
                 .collect(),
             sock: SockHost::default(),
             file_io: None,
+            memory: prof.host.memory_mbytes_per_s.map(|m| Memory::new(m, cores)),
         }
     }
 
@@ -236,7 +240,9 @@ impl Node {
         // A file daemon stores what arrived before it goes on.
         if let (Some(f), Input::Arrived { bytes, .. }) = (self.file_io, input) {
             if !f.serves_reads {
-                t += f.cost_ps(bytes, self.prof.stack.as_ref());
+                let cost = f.cost_ps(bytes, self.prof.stack.as_ref());
+                let core = self.procs[proc as usize].core as usize;
+                t = if f.store == FileStore::Ram { self.copy_end(core, t, bytes, cost) } else { t + cost };
             }
         }
         for prog in self.procs[proc as usize].programs.iter_mut() {
@@ -261,6 +267,12 @@ impl Node {
         }
         self.out = out;
         t
+    }
+
+    /// A CPU copy of `bytes` from `t` taking `cpu_ps` on an idle memory system; returns its
+    /// end (the node's memory system is shared by all cores, see [`Memory`]).
+    pub(crate) fn copy_end(&mut self, core: usize, t: Time, bytes: u64, cpu_ps: Time) -> Time {
+        memory::copy_end(self.memory.as_mut(), core, t, bytes, cpu_ps)
     }
 
     /// Posts one work request at CPU time `t` (the post costs CPU; the doorbell crosses the

@@ -121,3 +121,31 @@ fn nodes_on_one_shared_machine_compete_for_its_cpus() {
     // Deterministic.
     assert_eq!(run_with(true).value, shared.value);
 }
+
+/// SDP buffered-copy aggregate bandwidth of `procs` streams on the 2004 SDP cluster with the
+/// shared memory system at `memory` MB/s (None: every core copies at its own rate).
+fn sdp_streams(memory: Option<f64>, procs: u32) -> f64 {
+    let mut prof = Profile::load("xeon24-mt23108-pcix").unwrap();
+    prof.host.memory_mbytes_per_s = memory;
+    let mut v = VerbsSetup::new(Arc::new(prof), Service::Rc, Ports::One, procs);
+    v.sock = Some(SockStack::sdp_bc());
+    let p = v.run(&PatternSpec { kind: PatternKind::Bandwidth, op: Op::Send, size: 32768, window: 16, warmup: 1, iterations: 3 }).unwrap();
+    assert_eq!(p.bytes_sent, p.bytes_received);
+    p.value
+}
+
+#[test]
+fn cores_copying_at_once_share_the_memory_system() {
+    // Without a shared memory limit a second stream (on the second core) adds bandwidth.
+    let (one, two) = (sdp_streams(None, 1), sdp_streams(None, 2));
+    assert!(two > one * 1.3, "no memory limit: 2 streams {two:.0} vs 1 stream {one:.0} MB/s");
+    // A slower memory system never raises it, and with one it stays near one stream's peak.
+    let mut last = two;
+    for m in [2000.0, 1050.0, 800.0] {
+        let b = sdp_streams(Some(m), 2);
+        assert!(b <= last * 1.001, "memory {m} MB/s: {b:.0} > {last:.0}");
+        last = b;
+    }
+    let shared = sdp_streams(Some(1050.0), 2);
+    assert!(shared < one * 1.25, "1050 MB/s memory: 2 streams {shared:.0} vs 1 stream {one:.0}");
+}

@@ -76,6 +76,10 @@ pub struct HostSpec {
     pub cqe_poll_ns: f64,
     /// Mean delay for a spinning poller to see a memory update, ns.
     pub poll_detect_ns: f64,
+    /// Memory-system bandwidth (reads plus writes) that every core's copies share, MB/s;
+    /// a copy of n bytes moves 2n (hw/memory.rs). Optional: absent = each core copies at its
+    /// own rate whatever the others do.
+    pub memory_mbytes_per_s: Option<f64>,
 }
 
 impl HostSpec {
@@ -95,6 +99,15 @@ impl HostSpec {
             post_ns: t.param("post_ns", "ns")?,
             cqe_poll_ns: t.param("cqe_poll_ns", "ns")?,
             poll_detect_ns: t.param("poll_detect_ns", "ns")?,
+            memory_mbytes_per_s: if t.has("memory_mbytes_per_s") {
+                let v = t.param("memory_mbytes_per_s", "MB/s")?;
+                if !(v.is_finite() && v > 0.0) {
+                    return Err(t.err("memory_mbytes_per_s", format!("expected a rate above 0 MB/s, found {v}")));
+                }
+                Some(v)
+            } else {
+                None
+            },
         })
     }
 }

@@ -25,7 +25,8 @@ pub struct Pipe {
 }
 
 impl Pipe {
-    fn new(mbytes_per_s: f64) -> Self {
+    /// An idle pipe carrying `mbytes_per_s` MB/s.
+    pub fn new(mbytes_per_s: f64) -> Self {
         Pipe { ps_per_byte: 1e6 / mbytes_per_s, ..Default::default() }
     }
 

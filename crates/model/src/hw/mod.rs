@@ -6,6 +6,7 @@ pub mod cpu;
 pub mod eth_spec;
 pub mod extender;
 pub mod link;
+pub mod memory;
 pub mod switch;
 pub mod switch_spec;
 pub mod wan_spec;

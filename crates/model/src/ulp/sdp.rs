@@ -87,7 +87,8 @@ impl Node {
         let n = m.bytes.div_ceil(chunk).max(1);
         for i in 0..n {
             let len = (m.bytes - i * chunk).min(chunk);
-            t += st.copy_ps(len, m.bytes) + ns(st.sdp_tx_ns);
+            let core = self.app_core(m.chan);
+            t = self.copy_end(core, t, len, st.copy_ps(len, m.bytes)) + ns(st.sdp_tx_ns);
             let end = self.sock_end(m.chan);
             end.sent_msgs += u64::from(i + 1 == n);
             if end.credits == 0 || !end.bc_queue.is_empty() {

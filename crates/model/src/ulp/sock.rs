@@ -357,7 +357,7 @@ impl Node {
             let idle = wake && n.cores.free_at(core) <= t;
             let mut c = start + ns(st.syscall_ns) + if idle { ns(st.wakeup_ns) } else { 0 };
             if copy {
-                c += st.copy_ps(new, size);
+                c = n.copy_end(core, c, new, st.copy_ps(new, size));
             }
             let end = n.sock_end(chan);
             end.delivered += new;

@@ -69,9 +69,11 @@ impl Node {
     pub(crate) fn tcp_send(&mut self, m: Message, t: Time, ctx: &mut Ctx<'_, Ev>) -> Time {
         let g = self.tcp_geometry(m.chan);
         let st = self.stack();
-        let mut t = t + ns(st.syscall_ns) + st.copy_ps(m.bytes, m.bytes);
+        let (syscall, copy, csum) = (ns(st.syscall_ns), st.copy_ps(m.bytes, m.bytes), st.csum_ps(m.bytes));
+        let core = self.app_core(m.chan);
+        let mut t = self.copy_end(core, t + syscall, m.bytes, copy);
         if g.csum {
-            t += st.csum_ps(m.bytes);
+            t += csum;
         }
         let end = self.sock_end(m.chan);
         end.app_bytes += m.bytes;
