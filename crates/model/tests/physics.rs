@@ -371,3 +371,28 @@ fn a_shallower_mpi_send_queue_never_raises_rc_bandwidth_at_distance() {
         last = bw;
     }
 }
+
+#[test]
+fn a_larger_pci_x_read_byte_count_never_lowers_bandwidth_and_lets_two_directions_load_the_bus() {
+    let bibw = |p: Profile| {
+        let s = PatternSpec { kind: PatternKind::BiBandwidth, op: Op::RdmaWrite, size: 1 << 20, window: 16, warmup: 1, iterations: 2 };
+        setup(p, Ports::One, 1, Service::Rc).run(&s).unwrap().value
+    };
+    let with = |bytes: u64| {
+        let mut p = prof("xeon-mt23108-pcix");
+        if let BusSpec::Pcix(x) = &mut p.bus {
+            x.read_request_bytes = bytes;
+        }
+        p
+    };
+    let (mut last_uni, mut last_bi) = (0.0, 0.0);
+    for bytes in [128u64, 256, 512, 1024, 4096] {
+        let (u, b) = (bw(with(bytes), 1 << 20), bibw(with(bytes)));
+        assert!(u >= last_uni * 0.999 && b >= last_bi * 0.999, "read byte count {bytes}: uni {u:.0}, bi {b:.0} MB/s");
+        (last_uni, last_bi) = (u, b);
+    }
+    // Writes still go in 128-byte bursts: one direction stays write-bound at the receiver,
+    // while both directions together mix cheap reads with the writes and load the bus further.
+    let (u, b) = (bw(with(512), 1 << 20), bibw(with(512)));
+    assert!(b > u * 1.05, "PCI-X bi {b:.0} vs uni {u:.0} MB/s");
+}

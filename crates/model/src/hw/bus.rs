@@ -118,6 +118,10 @@ pub struct PcixSpec {
     pub read_latency_ns: f64,
     /// Time from a posted write leaving the bus to it landing, ns.
     pub posted_latency_ns: f64,
+    /// Largest read the device asks for in one split request (the PCI-X command register's
+    /// Maximum Memory Read Byte Count), bytes; its split completion crosses the bus as one
+    /// sequence (one set of protocol cycles). Optional: absent = `burst_bytes`.
+    pub read_request_bytes: u64,
 }
 
 /// A host bus.
@@ -150,13 +154,15 @@ impl BusSpec {
             }
             Ok(BusSpec::Pcie(s))
         } else {
+            let burst_bytes = t.param_u64("burst_bytes", "bytes", 8)?;
             Ok(BusSpec::Pcix(PcixSpec {
                 clock_mhz: t.param("clock_mhz", "MHz")?,
                 width_bytes: t.param_u64("width_bytes", "bytes", 1)?,
-                burst_bytes: t.param_u64("burst_bytes", "bytes", 8)?,
+                burst_bytes,
                 overhead_cycles: t.param_u64("overhead_cycles", "cycles", 0)?,
                 read_latency_ns: t.param("read_latency_ns", "ns")?,
                 posted_latency_ns: t.param("posted_latency_ns", "ns")?,
+                read_request_bytes: if t.has("read_request_bytes") { t.param_u64("read_request_bytes", "bytes", 8)? } else { burst_bytes },
             }))
         }
     }
@@ -211,7 +217,12 @@ impl Bus {
 
     /// PCI-X: wire-byte equivalent of `bytes` moved in bursts (data cycles plus protocol cycles).
     fn pcix_bytes(x: &PcixSpec, bytes: u64) -> u64 {
-        let bursts = bytes.div_ceil(x.burst_bytes).max(1);
+        Self::pcix_bursts(x, bytes, x.burst_bytes)
+    }
+
+    /// PCI-X: wire-byte equivalent of `bytes` moved in sequences of at most `burst` bytes.
+    fn pcix_bursts(x: &PcixSpec, bytes: u64, burst: u64) -> u64 {
+        let bursts = bytes.div_ceil(burst).max(1);
         (bytes.div_ceil(x.width_bytes) + bursts * x.overhead_cycles) * x.width_bytes
     }
 
@@ -257,9 +268,11 @@ impl Bus {
                 self.down.reserve(req_end + ns(p.read_latency_ns), bytes + cpls * (12 + p.tlp_framing_bytes))
             }
             BusSpec::Pcix(x) => {
-                // Split transaction: a request (protocol cycles only), then split completions.
-                let req_end = self.up.reserve(now, x.overhead_cycles * x.width_bytes);
-                self.up.reserve(req_end + ns(x.read_latency_ns), Self::pcix_bytes(x, bytes))
+                // Split transactions: a request per read byte count (protocol cycles only),
+                // then one split completion per request.
+                let reqs = bytes.div_ceil(x.read_request_bytes).max(1);
+                let req_end = self.up.reserve(now, reqs * x.overhead_cycles * x.width_bytes);
+                self.up.reserve(req_end + ns(x.read_latency_ns), Self::pcix_bursts(x, bytes, x.read_request_bytes))
             }
         }
     }
@@ -286,7 +299,7 @@ mod tests {
     }
 
     fn pcix() -> BusSpec {
-        BusSpec::Pcix(PcixSpec { clock_mhz: 133.333, width_bytes: 8, burst_bytes: 128, overhead_cycles: 6, read_latency_ns: 800.0, posted_latency_ns: 300.0 })
+        BusSpec::Pcix(PcixSpec { clock_mhz: 133.333, width_bytes: 8, burst_bytes: 128, overhead_cycles: 6, read_latency_ns: 800.0, posted_latency_ns: 300.0, read_request_bytes: 128 })
     }
 
     #[test]
