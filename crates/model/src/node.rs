@@ -254,7 +254,9 @@ impl Node {
             if let Output::Post(m) = o {
                 // A file daemon reads each strip out of its store before sending it.
                 if let Some(f) = self.file_io.filter(|f| f.serves_reads) {
-                    t += f.cost_ps(m.bytes, self.prof.stack.as_ref());
+                    let cost = f.cost_ps(m.bytes, self.prof.stack.as_ref());
+                    let core = self.procs[proc as usize].core as usize;
+                    t = if f.store == FileStore::Ram && f.copies_reads { self.copy_end(core, t, m.bytes, cost) } else { t + cost };
                 }
                 t = if self.chans.get(&m.chan).is_some_and(|c| c.mpi.is_some()) {
                     self.mpi_send(*m, t, ctx)

@@ -393,6 +393,7 @@ impl VerbsSetup {
                     store: io.store,
                     serves_reads: self.initiator == Initiator::Server,
                     file_bytes: io.bytes_per_pair * u64::from(self.clients * self.procs_per_node),
+                    copies_reads: self.sock.is_none(),
                 });
             }
         }
