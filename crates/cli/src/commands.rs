@@ -54,9 +54,10 @@ pub fn reproduce(studies: Vec<String>, out: PathBuf, claims: Option<PathBuf>, qu
         r.elapsed_s
     );
     println!(
-        "claims: {} within tolerance, {} outside, {} predicted (withheld), {} not modelled (of {})",
+        "claims: {} within tolerance, {} outside (of {} with published values), {} predicted (withheld), {} not modelled (of {})",
         c.within,
         c.outside,
+        c.within + c.outside,
         c.predicted,
         c.not_modelled,
         c.total()

@@ -24,5 +24,6 @@ pub use claims::{
     ClaimStatus, ClaimValue, DEFAULT_TOLERANCE,
 };
 pub use error::ReportError;
+pub use text::format_sig;
 pub use figure::{render_svg, Figure, Mark, Scale, Series};
 pub use html::{figure_claims, render_html, write_report, Report, ReportFiles, StudySection};

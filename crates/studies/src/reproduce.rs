@@ -244,7 +244,18 @@ pub fn reproduce(opts: &ReproduceOptions, progress: &dyn Progress) -> Result<Rep
     let outside = claim_results
         .iter()
         .filter(|c| c.status == interlab_report::ClaimStatus::Outside)
-        .map(|c| format!("{} = {:?} (published {:?})", c.spec.id, c.value, c.spec.published))
+        .map(|c| {
+            let shown = |v: &Option<ClaimValue>| match v {
+                Some(ClaimValue::Number(x)) => format!("{} {}", interlab_report::format_sig(*x, 4), c.spec.unit),
+                Some(v) => v.to_string(),
+                None => "none".to_string(),
+            };
+            let tol = match (c.spec.is_bool(), c.spec.tolerance) {
+                (true, _) => String::new(),
+                (false, t) => format!(", tolerance {:.0} %", 100.0 * t.unwrap_or(interlab_report::DEFAULT_TOLERANCE)),
+            };
+            format!("{} = {} (published {}{tol})", c.spec.id, shown(&c.value), shown(&c.spec.published))
+        })
         .collect();
     Ok(ReproduceOutput {
         files,

@@ -1,20 +1,29 @@
 //! The machine-readable claims file other tools rely on (see DESIGN.md, "Interfaces").
 
-use super::evaluate::ClaimResult;
+use super::evaluate::{ClaimCounts, ClaimResult, ClaimStatus, DEFAULT_TOLERANCE};
 use super::spec::ClaimValue;
 use serde_json::{Map, Value};
 
 /// Renders evaluated claims as the JSON document of `interlab reproduce`:
 ///
 /// ```json
-/// {"claims": [{"id": "...", "value": 1.3, "unit": "us", "status": "within",
-///              "published": 1.22, "deviation": 0.0656}], "version": "..."}
+/// {"claims": [{"id": "...", "paper": "vpi", "figure": "fig1", "description": "...",
+///              "value": 1.3, "unit": "us", "status": "within", "published": 1.22,
+///              "tolerance": 0.15, "deviation": 0.0656, "note": null}],
+///  "summary": {"within": 1, "outside": 0, "predicted": 0, "not_modelled": 0,
+///              "total": 1, "published": 1},
+///  "version": "..."}
 /// ```
 ///
 /// * `value` and `published` are JSON numbers (in `unit`), `true`/`false` for yes/no
 ///   claims, or `null` (not modelled / withheld); non-finite numbers become `null`.
 /// * `status` is `within`, `outside`, `predicted` or `not_modelled`.
 /// * `deviation` is the relative deviation `(model - published) / published` or `null`.
+/// * `tolerance` is the relative tolerance a numeric claim is judged with (0.15 = 15 %,
+///   the default when claims.csv gives none); `null` for yes/no claims.
+/// * `note` says why a claim is outside or how it was computed, or is `null`.
+/// * `summary` counts the claims per status; `published` counts those with a published
+///   value (within + outside of them are the ones judged).
 /// * Claims keep the order of `results`; the keys of `extra` (if it is an object) are
 ///   merged at the top level, except `claims`, which is never overwritten. A non-object
 ///   `extra` other than `null` is kept under the key `extra`.
@@ -24,13 +33,14 @@ pub fn claims_json(results: &[ClaimResult], extra: Value) -> String {
     let claims: Vec<Value> = results.iter().map(claim_object).collect();
     let mut top = Map::new();
     top.insert("claims".to_string(), Value::Array(claims));
+    top.insert("summary".to_string(), summary_object(results));
     match extra {
         Value::Object(map) => {
             // Sorted, so the bytes do not depend on serde_json's map flavour.
             let mut entries: Vec<(String, Value)> = map.into_iter().collect();
             entries.sort_by(|a, b| a.0.cmp(&b.0));
             for (k, v) in entries {
-                if k != "claims" {
+                if k != "claims" && k != "summary" {
                     top.insert(k, v);
                 }
             }
@@ -43,9 +53,24 @@ pub fn claims_json(results: &[ClaimResult], extra: Value) -> String {
     format!("{:#}\n", Value::Object(top))
 }
 
+fn summary_object(results: &[ClaimResult]) -> Value {
+    let counts = ClaimCounts::of(results);
+    let mut o = Map::new();
+    for status in ClaimStatus::ALL {
+        o.insert(status.as_str().to_string(), Value::from(counts.get(status)));
+    }
+    o.insert("total".to_string(), Value::from(counts.total()));
+    let published = results.iter().filter(|r| r.spec.published.is_some()).count();
+    o.insert("published".to_string(), Value::from(published));
+    Value::Object(o)
+}
+
 fn claim_object(r: &ClaimResult) -> Value {
     let mut o = Map::new();
     o.insert("id".to_string(), Value::String(r.spec.id.clone()));
+    o.insert("paper".to_string(), Value::String(r.spec.paper.clone()));
+    o.insert("figure".to_string(), Value::String(r.spec.figure.clone()));
+    o.insert("description".to_string(), Value::String(r.spec.description.clone()));
     o.insert("value".to_string(), value_json(r.value.as_ref()));
     o.insert("unit".to_string(), Value::String(r.spec.unit.clone()));
     o.insert(
@@ -56,7 +81,10 @@ fn claim_object(r: &ClaimResult) -> Value {
         "published".to_string(),
         value_json(r.spec.published.as_ref()),
     );
+    let tolerance = (!r.spec.is_bool()).then(|| r.spec.tolerance.unwrap_or(DEFAULT_TOLERANCE));
+    o.insert("tolerance".to_string(), number_json(tolerance));
     o.insert("deviation".to_string(), number_json(r.deviation));
+    o.insert("note".to_string(), r.note.clone().map_or(Value::Null, Value::String));
     Value::Object(o)
 }
 
@@ -123,10 +151,18 @@ mod tests {
         let v: Value = serde_json::from_str(&text).unwrap();
         let top = v.as_object().unwrap();
         let keys: Vec<&str> = top.keys().map(String::as_str).collect();
-        assert_eq!(keys.len(), 3);
+        assert_eq!(keys.len(), 4);
         assert!(
             keys.contains(&"claims") && keys.contains(&"version") && keys.contains(&"generated")
+                && keys.contains(&"summary")
         );
+        let summary = &top["summary"];
+        assert_eq!(summary["within"], 1);
+        assert_eq!(summary["outside"], 2, "the wrong yes/no and the NaN");
+        assert_eq!(summary["predicted"], 1);
+        assert_eq!(summary["not_modelled"], 1);
+        assert_eq!(summary["total"], 5);
+        assert_eq!(summary["published"], 4);
         let claims = top["claims"].as_array().unwrap();
         let ids: Vec<&str> = claims.iter().map(|c| c["id"].as_str().unwrap()).collect();
         assert_eq!(
@@ -139,12 +175,15 @@ mod tests {
             k.sort();
             assert_eq!(
                 k,
-                ["deviation", "id", "published", "status", "unit", "value"]
+                ["description", "deviation", "figure", "id", "note", "paper", "published", "status", "tolerance", "unit", "value"]
             );
         }
         assert_eq!(claims[0]["value"], json!(5.0));
         assert_eq!(claims[0]["published"], json!(5.2));
         assert_eq!(claims[0]["status"], "within");
+        assert_eq!(claims[0]["tolerance"], json!(0.15));
+        assert_eq!(claims[0]["figure"], "fig2");
+        assert_eq!(claims[1]["tolerance"], Value::Null, "yes/no claims have none");
         assert!(claims[0]["deviation"].as_f64().unwrap() < 0.0);
         assert_eq!(claims[1]["value"], Value::Bool(false));
         assert_eq!(claims[1]["published"], Value::Bool(true));
@@ -174,6 +213,10 @@ mod tests {
         let v: Value = serde_json::from_str(&claims_json(&r, json!("note"))).unwrap();
         assert_eq!(v["extra"], "note");
         let v: Value = serde_json::from_str(&claims_json(&[], Value::Null)).unwrap();
-        assert_eq!(v, json!({"claims": []}));
+        assert_eq!(
+            v,
+            json!({"claims": [], "summary": {"within": 0, "outside": 0, "predicted": 0,
+                "not_modelled": 0, "total": 0, "published": 0}})
+        );
     }
 }
