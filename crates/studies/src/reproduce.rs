@@ -73,6 +73,16 @@ fn fmt_value(v: f64, unit: &str) -> String {
     }
 }
 
+/// A figure's caption: its description as a sentence, then the spec it was run from.
+fn caption(description: &str, spec_path: &str) -> String {
+    let d = description.trim();
+    match d {
+        "" => format!("Spec: {spec_path}."),
+        _ if d.ends_with(['.', '!', '?']) => format!("{d} Spec: {spec_path}."),
+        _ => format!("{d}. Spec: {spec_path}."),
+    }
+}
+
 /// Runs the selected studies and writes everything under `opts.out`.
 pub fn reproduce(opts: &ReproduceOptions, progress: &dyn Progress) -> Result<ReproduceOutput, String> {
     let t0 = Instant::now();
@@ -194,12 +204,8 @@ pub fn reproduce(opts: &ReproduceOptions, progress: &dyn Progress) -> Result<Rep
                 .filter(|c| fig.y_label.ends_with(&format!("({})", c.spec.unit)))
                 .filter_map(|c| match &c.spec.published {
                     Some(ClaimValue::Number(y)) => Some(Mark {
-                        // Named by the claim's last id segment: a figure may carry several.
-                        label: format!(
-                            "paper {}: {}",
-                            c.spec.id.rsplit('.').next().unwrap_or(&c.spec.id),
-                            fmt_value(*y, &c.spec.unit)
-                        ),
+                        // Named by the claim's description: the key under the plot shows it.
+                        label: format!("{}: {} published", c.spec.description.trim_end_matches('.'), fmt_value(*y, &c.spec.unit)),
                         claim_id: c.spec.id.clone(),
                         x: computed.get(c.spec.id.as_str()).and_then(|k| k.mark_x),
                         y: *y,
@@ -218,7 +224,7 @@ pub fn reproduce(opts: &ReproduceOptions, progress: &dyn Progress) -> Result<Rep
                 y_scale: fig.y_scale,
                 series,
                 marks,
-                caption: format!("{} Spec: {}.", exp.map(|e| e.description.as_str()).unwrap_or(""), fig.spec_path),
+                caption: caption(exp.map(|e| e.description.as_str()).unwrap_or(""), fig.spec_path),
             });
         }
         sections.push(StudySection { id: study.id.into(), title: study.title.into(), summary: study.summary.into(), figures });

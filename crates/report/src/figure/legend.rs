@@ -1,6 +1,6 @@
 //! The legend box beside the plot: one row per series, one per kind of published mark.
 
-use super::style::{fit_text, text_width, Marker, SeriesStyle, MARK_COLOUR};
+use super::style::{text_width, wrap_text, Marker, SeriesStyle, MARK_COLOUR};
 use super::svg_num as n;
 use crate::text::escape_xml;
 
@@ -8,6 +8,8 @@ use crate::text::escape_xml;
 pub(crate) const FONT_SIZE: f64 = 12.0;
 /// Height of one legend row, px.
 const ROW: f64 = 20.0;
+/// Height of each further line of a wrapped label, px.
+const LINE: f64 = 15.0;
 /// Width of the symbol column, px.
 const SYMBOL: f64 = 30.0;
 /// Inner padding, px.
@@ -39,10 +41,17 @@ impl Entry {
 /// A legend ready to draw.
 pub(crate) struct Legend {
     entries: Vec<Entry>,
+    /// Each entry's label as wrapped lines.
+    lines: Vec<Vec<String>>,
     /// Total width, px.
     pub width: f64,
     /// Total height, px.
     pub height: f64,
+}
+
+/// Room for label text in a legend `width` px wide, px.
+fn text_room(width: f64) -> f64 {
+    width - SYMBOL - 2.0 * PAD - 4.0
 }
 
 impl Legend {
@@ -56,9 +65,15 @@ impl Legend {
             .map(|e| text_width(e.label(), FONT_SIZE))
             .fold(0.0, f64::max);
         let width = (widest + SYMBOL + 2.0 * PAD + 6.0).clamp(MIN_WIDTH, MAX_WIDTH);
-        let height = entries.len() as f64 * ROW + 2.0 * PAD - 4.0;
+        let lines: Vec<Vec<String>> = entries
+            .iter()
+            .map(|e| wrap_text(e.label(), FONT_SIZE, text_room(width)))
+            .collect();
+        let extra: usize = lines.iter().map(|l| l.len() - 1).sum();
+        let height = entries.len() as f64 * ROW + extra as f64 * LINE + 2.0 * PAD - 4.0;
         Some(Legend {
             entries,
+            lines,
             width,
             height,
         })
@@ -73,9 +88,9 @@ impl Legend {
             n(self.width),
             n(self.height)
         );
-        let text_room = self.width - SYMBOL - 2.0 * PAD - 4.0;
-        for (i, entry) in self.entries.iter().enumerate() {
-            let cy = y + PAD + 6.0 + i as f64 * ROW;
+        let mut cy = y + PAD + 6.0 - ROW;
+        for (entry, lines) in self.entries.iter().zip(&self.lines) {
+            cy += ROW;
             let (x0, x1, xm) = (
                 x + PAD,
                 x + PAD + SYMBOL - 6.0,
@@ -110,19 +125,15 @@ impl Legend {
                     ));
                 }
             }
-            let full = entry.label();
-            let shown = fit_text(full, FONT_SIZE, text_room);
-            let tooltip = if shown != full {
-                format!("<title>{}</title>", escape_xml(full))
-            } else {
-                String::new()
-            };
-            out.push_str(&format!(
-                r##"<text x="{}" y="{}" fill="#222222">{tooltip}{}</text>"##,
-                n(x + PAD + SYMBOL),
-                n(cy + 0.35 * FONT_SIZE),
-                escape_xml(&shown)
-            ));
+            for (k, line) in lines.iter().enumerate() {
+                out.push_str(&format!(
+                    r##"<text x="{}" y="{}" fill="#222222">{}</text>"##,
+                    n(x + PAD + SYMBOL),
+                    n(cy + 0.35 * FONT_SIZE + k as f64 * LINE),
+                    escape_xml(line)
+                ));
+            }
+            cy += (lines.len() - 1) as f64 * LINE;
         }
         out.push_str("</g>");
         out

@@ -1,6 +1,8 @@
 //! Figures: what a plot shows ([`Figure`]) and its rendering as a standalone SVG.
 
 mod axis;
+mod bars;
+mod frame;
 mod labels;
 mod legend;
 mod style;

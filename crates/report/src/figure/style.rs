@@ -45,6 +45,31 @@ pub(crate) fn fit_text(text: &str, size: f64, max_width: f64) -> String {
     format!("{}\u{2026}", out.trim_end())
 }
 
+/// Breaks `text` at spaces into lines that fit `max_width` px at `size` px (a single word
+/// wider than that is shortened with an ellipsis). Never returns an empty list: an empty
+/// text is one empty line. Nothing is dropped except surplus spaces.
+pub(crate) fn wrap_text(text: &str, size: f64, max_width: f64) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    let mut line = String::new();
+    for word in text.split_whitespace() {
+        let candidate = if line.is_empty() { word.to_string() } else { format!("{line} {word}") };
+        if text_width(&candidate, size) <= max_width || line.is_empty() {
+            line = candidate;
+        } else {
+            lines.push(std::mem::take(&mut line));
+            line = word.to_string();
+        }
+        if text_width(&line, size) > max_width {
+            lines.push(fit_text(&line, size, max_width));
+            line.clear();
+        }
+    }
+    if !line.is_empty() || lines.is_empty() {
+        lines.push(line);
+    }
+    lines
+}
+
 /// Filled marker shapes of model series (the diamond is reserved for published values).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Marker {
@@ -159,6 +184,19 @@ mod tests {
         assert!(fitted.ends_with('\u{2026}'));
         assert!(text_width(&fitted, 12.0) <= 100.0 + 12.0);
         assert_eq!(fit_text("", 12.0, 0.0), "");
+    }
+
+    #[test]
+    fn wrap_text_keeps_every_word_and_fits() {
+        let text = "ipoib-offload fig2: IPoIB latency: LRO/LSO combinations and connected mode";
+        let lines = wrap_text(text, 15.0, 300.0);
+        assert!(lines.len() >= 2, "{lines:?}");
+        assert!(lines.iter().all(|l| text_width(l, 15.0) <= 300.0), "{lines:?}");
+        assert_eq!(lines.join(" "), text);
+        assert_eq!(wrap_text("", 12.0, 100.0), vec![String::new()]);
+        assert_eq!(wrap_text("short", 12.0, 100.0), vec!["short".to_string()]);
+        let long = wrap_text("a Supercalifragilisticexpialidocious b", 12.0, 60.0);
+        assert!(long.iter().all(|l| text_width(l, 12.0) <= 60.0), "{long:?}");
     }
 
     #[test]

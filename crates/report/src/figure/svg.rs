@@ -1,6 +1,7 @@
 //! Rendering a [`Figure`] as a standalone, deterministic SVG document.
 
 use super::axis::{Axis, AxisOptions};
+use super::frame::{self, Key, KEY_FONT as MARK_FONT, WIDTH};
 use super::labels::{Anchor, Placer, Rect, Spot};
 use super::legend::{self, Entry, Legend};
 use super::style::{fit_text, text_width, Marker, SeriesStyle, FONT, MARK_COLOUR};
@@ -8,28 +9,72 @@ use super::{svg_num as n, Figure, Mark, Scale};
 use crate::text::escape_xml;
 use std::fmt::Write;
 
-/// Width of every figure, px.
-const WIDTH: f64 = 720.0;
-/// Height of a figure whose legend fits beside the plot, px.
-const HEIGHT: f64 = 440.0;
-const TITLE_FONT: f64 = 15.0;
-const TICK_FONT: f64 = 12.0;
-const AXIS_FONT: f64 = 13.0;
-const MARK_FONT: f64 = 11.5;
+/// Height of a figure (without its key) whose title is one line and whose legend fits
+/// beside the plot, px.
+pub(crate) const HEIGHT: f64 = 440.0;
+pub(crate) const TICK_FONT: f64 = 12.0;
+pub(crate) const AXIS_FONT: f64 = 13.0;
 const TICK_LEN: f64 = 5.0;
+/// A time axis (us, ms, s) whose positive values span more than this ratio is drawn
+/// logarithmic: on a linear axis the small-message region the claims are about is flat.
+const LOG_Y_SPAN: f64 = 100.0;
 /// Most markers drawn along one series; denser series get a marker every k-th point.
 const MAX_MARKERS: usize = 32;
 
 /// Renders `fig` as an SVG document (UTF-8 text, no XML declaration, so it can also be
-/// inlined in HTML). About 720 × 440 px: title and figure id on top, the plot with
-/// gridlines and ticks, axis titles, and the legend to the right of the plot (the
-/// picture grows taller if a long legend needs it).
+/// inlined in HTML). About 720 × 440 px: the title on top (wrapped, never cut), the plot
+/// with gridlines and ticks, axis titles, the legend to the right of the plot (labels
+/// wrapped), published values as numbered diamonds or dashed lines with a key of their
+/// full names under the plot, and the figure id in the bottom corner. The picture grows
+/// taller as a long title, legend or key needs.
+///
+/// * When every point of every series has the same x (one message size, say), the
+///   figure is drawn as horizontal bars, one per series, with that x in a subtitle.
+/// * A linear time axis (unit us, ms or s) whose positive values span more than two
+///   decades is drawn logarithmic.
 ///
 /// Never panics: empty series, a single point or equal values give a sensible range;
 /// non-finite points (and non-positive ones on log axes) are skipped, leaving a gap.
 /// The output depends only on `fig` (coordinates are printed with one decimal).
 pub fn render_svg(fig: &Figure) -> String {
+    if let Some(x) = single_x(fig) {
+        return super::bars::render(fig, x);
+    }
     Plot::new(fig).render()
+}
+
+/// The one x value shared by every finite point, when there is exactly one and at least
+/// two points (a lone point stays a line chart's marker).
+fn single_x(fig: &Figure) -> Option<f64> {
+    let mut xs = fig.series.iter().flat_map(|s| &s.points).filter(|p| p.0.is_finite() && p.1.is_finite()).map(|p| p.0);
+    let first = xs.next()?;
+    let mut count = 1;
+    for x in xs {
+        if x != first {
+            return None;
+        }
+        count += 1;
+    }
+    (count >= 2 && fig.x_scale.accepts(first)).then_some(first)
+}
+
+/// The y scale to draw: the figure's own, or logarithmic for a linear time axis whose
+/// positive values span more than [`LOG_Y_SPAN`].
+pub(crate) fn readable_y_scale(fig: &Figure) -> Scale {
+    let time_axis = ["(us)", "(ms)", "(s)"].iter().any(|u| fig.y_label.trim_end().ends_with(u));
+    if fig.y_scale != Scale::Linear || !time_axis {
+        return fig.y_scale;
+    }
+    let ys: Vec<f64> = fig.series.iter().flat_map(|s| &s.points).map(|p| p.1).filter(|y| y.is_finite()).collect();
+    if ys.is_empty() || ys.iter().any(|&y| y <= 0.0) {
+        return fig.y_scale;
+    }
+    let (lo, hi) = ys.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), &y| (lo.min(y), hi.max(y)));
+    if hi / lo > LOG_Y_SPAN {
+        Scale::Log10
+    } else {
+        fig.y_scale
+    }
 }
 
 /// A point in px.
@@ -38,6 +83,10 @@ type Px = (f64, f64);
 /// Everything laid out, ready to write.
 struct Plot<'a> {
     fig: &'a Figure,
+    title: Vec<String>,
+    key: Key,
+    /// Height of everything above the key, px.
+    body_height: f64,
     x: Axis,
     y: Axis,
     legend: Option<Legend>,
@@ -52,7 +101,8 @@ struct Plot<'a> {
 
 impl<'a> Plot<'a> {
     fn new(fig: &'a Figure) -> Plot<'a> {
-        let ok = |x: f64, y: f64| fig.x_scale.accepts(x) && fig.y_scale.accepts(y);
+        let y_scale = readable_y_scale(fig);
+        let ok = |x: f64, y: f64| fig.x_scale.accepts(x) && y_scale.accepts(y);
         let series: Vec<Vec<Option<(f64, f64)>>> = fig
             .series
             .iter()
@@ -68,7 +118,7 @@ impl<'a> Plot<'a> {
             .iter()
             .filter(|m| match m.x {
                 Some(x) => ok(x, m.y),
-                None => fig.y_scale.accepts(m.y),
+                None => y_scale.accepts(m.y),
             })
             .collect();
 
@@ -86,10 +136,10 @@ impl<'a> Plot<'a> {
             },
         );
         let y = Axis::new(
-            fig.y_scale,
+            y_scale,
             &ys,
             AxisOptions {
-                zero_baseline: fig.y_scale == Scale::Linear,
+                zero_baseline: y_scale == Scale::Linear,
                 max_ticks: 7,
             },
         );
@@ -126,16 +176,22 @@ impl<'a> Plot<'a> {
             AXIS_FONT + 12.0
         };
         let left = (14.0 + y_title_room + tick_width + TICK_LEN + 6.0).round();
-        let top = 50.0;
+        let title = frame::title_lines(&fig.title);
+        let top = frame::plot_top(title.len());
         let right = match &legend {
             Some(l) => WIDTH - 16.0 - l.width - 18.0,
             None => WIDTH - 24.0,
         };
         let legend_height = legend.as_ref().map_or(0.0, |l| l.height);
-        let height = HEIGHT.max((top + legend_height + 24.0).ceil());
-        let bottom = height - 60.0;
+        let body_height = (HEIGHT + top - 50.0).max((top + legend_height + 24.0).ceil());
+        let bottom = body_height - 60.0;
+        let key = Key::new(&marks);
+        let height = body_height + key.height + frame::FOOTER;
         Plot {
             fig,
+            title,
+            key,
+            body_height,
             x,
             y,
             legend,
@@ -215,7 +271,7 @@ impl<'a> Plot<'a> {
             n(a.x1 - a.x0 + 12.0),
             n(a.y1 - a.y0 + 12.0)
         );
-        self.heading(&mut out);
+        frame::heading(&mut out, &self.title);
         self.grid(&mut out);
         self.axes(&mut out);
         self.data(&mut out);
@@ -228,24 +284,10 @@ impl<'a> Plot<'a> {
                 legend.svg(self.area.x1 + 18.0, self.area.y0)
             );
         }
+        self.key.svg(&mut out, self.body_height);
+        frame::footer(&mut out, &fig.id, self.height);
         out.push_str("</svg>\n");
         out
-    }
-
-    fn heading(&self, out: &mut String) {
-        let id_width = text_width(&self.fig.id, 11.0);
-        let title = fit_text(&self.fig.title, TITLE_FONT, WIDTH - 32.0 - id_width - 24.0);
-        let _ = write!(
-            out,
-            r##"<text x="16" y="28" font-size="{TITLE_FONT}" font-weight="600" fill="#111111">{}</text>"##,
-            escape_xml(&title)
-        );
-        let _ = write!(
-            out,
-            r##"<text x="{}" y="28" font-size="11" fill="#777777" text-anchor="end">{}</text>"##,
-            n(WIDTH - 16.0),
-            escape_xml(&self.fig.id)
-        );
     }
 
     fn grid(&self, out: &mut String) {
@@ -485,10 +527,11 @@ impl<'a> Plot<'a> {
                 );
             }
         }
-        let points: Vec<(&Mark, Px)> = self
+        let points: Vec<(usize, Px)> = self
             .marks
             .iter()
-            .filter_map(|m| m.x.and_then(|x| self.px(x, m.y)).map(|p| (*m, p)))
+            .enumerate()
+            .filter_map(|(i, m)| m.x.and_then(|x| self.px(x, m.y)).map(|p| (i, p)))
             .collect();
         for (_, (x, y)) in &points {
             out.push_str(&Marker::Diamond.svg(*x, *y, 5.5, MARK_COLOUR, "#ffffff", 1.2));
@@ -501,10 +544,10 @@ impl<'a> Plot<'a> {
         }
         out.push_str("</g>");
 
-        for m in self.marks.iter().filter(|m| m.x.is_none()) {
+        for (i, m) in self.marks.iter().enumerate().filter(|(_, m)| m.x.is_none()) {
             let Some(y) = self.px_y(m.y) else { continue };
-            let text = fit_text(&m.label, MARK_FONT, (a.x1 - a.x0) * 0.6);
-            let w = text_width(&text, MARK_FONT);
+            let text = Key::number(i);
+            let w = frame::number_width(i);
             let (above, below) = (y - 5.0, y + MARK_FONT + 3.0);
             let mid = (a.x0 + a.x1) / 2.0;
             let spots = [
@@ -519,14 +562,18 @@ impl<'a> Plot<'a> {
                 labels.push((spot, text));
             }
         }
-        for (m, (x, y)) in &points {
-            let text = fit_text(&m.label, MARK_FONT, (a.x1 - a.x0) * 0.45);
-            let w = text_width(&text, MARK_FONT);
+        for &(i, (x, y)) in &points {
+            let text = Key::number(i);
+            let w = frame::number_width(i);
             let spots = [
-                Spot::new(x + 10.0, y + MARK_FONT * 0.35, Anchor::Start),
-                Spot::new(x - 10.0, y + MARK_FONT * 0.35, Anchor::End),
-                Spot::new(*x, y - 11.0, Anchor::Middle),
-                Spot::new(*x, y + MARK_FONT + 9.0, Anchor::Middle),
+                Spot::new(x + 8.0, y - 6.0, Anchor::Start),
+                Spot::new(x - 8.0, y - 6.0, Anchor::End),
+                Spot::new(x + 8.0, y + MARK_FONT + 2.0, Anchor::Start),
+                Spot::new(x - 8.0, y + MARK_FONT + 2.0, Anchor::End),
+                Spot::new(x, y - 11.0, Anchor::Middle),
+                Spot::new(x, y + MARK_FONT + 9.0, Anchor::Middle),
+                Spot::new(x + 16.0, y - 14.0, Anchor::Start),
+                Spot::new(x - 16.0, y - 14.0, Anchor::End),
             ];
             if let Some(spot) = placer.place(w, MARK_FONT, &spots) {
                 labels.push((spot, text));
@@ -743,7 +790,8 @@ mod tests {
             svg.contains(">-500</text>") || svg.contains(">-600</text>"),
             "axis goes below 0"
         );
-        assert!(svg.contains('\u{2026}'), "long legend labels are shortened");
+        assert!(!svg.contains('\u{2026}'), "long legend labels wrap, never cut");
+        assert!(svg.contains(">series with a rather long</text>") || svg.contains(">series with a rather long label</text>"), "wrapped");
         let height: f64 = svg
             .split("height=\"")
             .nth(1)
@@ -754,6 +802,26 @@ mod tests {
             .parse()
             .unwrap();
         assert!(height > HEIGHT, "a long legend makes the figure taller");
+    }
+
+    #[test]
+    fn time_axes_spanning_more_than_two_decades_turn_logarithmic() {
+        let mut f = empty("lat");
+        f.y_label = "Latency (us)".into();
+        f.series.push(Series {
+            label: "ipoib".into(),
+            points: vec![(1.0, 20.0), (2.0, 25.0), (3.0, 3400.0)],
+            dashed: false,
+        });
+        assert_eq!(readable_y_scale(&f), Scale::Log10);
+        f.series[0].points[2].1 = 1900.0;
+        assert_eq!(readable_y_scale(&f), Scale::Linear, "under 100x stays linear");
+        f.series[0].points[2].1 = 3400.0;
+        f.y_label = "Bandwidth (MB/s)".into();
+        assert_eq!(readable_y_scale(&f), Scale::Linear, "only time axes");
+        f.y_label = "Latency (us)".into();
+        f.series[0].points.push((4.0, 0.0));
+        assert_eq!(readable_y_scale(&f), Scale::Linear, "a zero cannot go on a log axis");
     }
 
     #[test]
