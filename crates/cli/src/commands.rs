@@ -54,12 +54,13 @@ pub fn reproduce(studies: Vec<String>, out: PathBuf, claims: Option<PathBuf>, qu
         r.elapsed_s
     );
     println!(
-        "claims: {} within tolerance, {} outside (of {} with published values), {} predicted (withheld), {} not modelled (of {})",
+        "claims: {} within tolerance, {} outside (of {} with published values), {} predicted (withheld), {} not modelled{} (of {})",
         c.within,
         c.outside,
         c.within + c.outside,
         c.predicted,
         c.not_modelled,
+        if c.not_run > 0 { format!(", {} not run (study not selected)", c.not_run) } else { String::new() },
         c.total()
     );
     for o in &r.outside {

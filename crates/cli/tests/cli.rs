@@ -69,7 +69,7 @@ fn reproduce_pcie_writes_everything_and_is_deterministic() {
             }
         } else {
             // Not selected in this run.
-            assert!(c["value"].is_null() && c["status"] == "not_modelled", "{id}: {c}");
+            assert!(c["value"].is_null() && c["status"] == "not_run", "{id}: {c}");
         }
     }
     let html = std::fs::read_to_string(a.join("report.html")).unwrap();

@@ -153,10 +153,9 @@ pub fn reproduce(opts: &ReproduceOptions, progress: &dyn Progress) -> Result<Rep
         .iter()
         .map(|spec| match computed.get(spec.id.as_str()) {
             Some(c) => evaluate(spec, c.value.clone(), Some(c.note.clone())),
+            None if !selected(&spec.paper) => ClaimResult::not_run(spec),
             None => {
-                let why = if !selected(&spec.paper) {
-                    "study not selected in this run"
-                } else if cat.iter().any(|s| s.id == spec.paper) {
+                let why = if cat.iter().any(|s| s.id == spec.paper) {
                     "not modelled yet (this figure's layer is planned)"
                 } else {
                     "not modelled yet (study planned)"

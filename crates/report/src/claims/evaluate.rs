@@ -19,24 +19,28 @@ pub enum ClaimStatus {
     Predicted,
     /// The model cannot compute this claim yet.
     NotModelled,
+    /// The claim's study was not selected in this run (`reproduce --study ...`).
+    NotRun,
 }
 
 impl ClaimStatus {
     /// All statuses, in report order.
-    pub const ALL: [ClaimStatus; 4] = [
+    pub const ALL: [ClaimStatus; 5] = [
         ClaimStatus::Within,
         ClaimStatus::Outside,
         ClaimStatus::Predicted,
         ClaimStatus::NotModelled,
+        ClaimStatus::NotRun,
     ];
 
-    /// The JSON spelling: `within`, `outside`, `predicted`, `not_modelled`.
+    /// The JSON spelling: `within`, `outside`, `predicted`, `not_modelled`, `not_run`.
     pub fn as_str(self) -> &'static str {
         match self {
             ClaimStatus::Within => "within",
             ClaimStatus::Outside => "outside",
             ClaimStatus::Predicted => "predicted",
             ClaimStatus::NotModelled => "not_modelled",
+            ClaimStatus::NotRun => "not_run",
         }
     }
 
@@ -47,16 +51,19 @@ impl ClaimStatus {
             ClaimStatus::Outside => "outside tolerance",
             ClaimStatus::Predicted => "predicted (withheld)",
             ClaimStatus::NotModelled => "not modelled",
+            ClaimStatus::NotRun => "not run (study not selected)",
         }
     }
 
-    /// The one-character mark of the report: ✓ within, ✗ outside, ● predicted, — not modelled.
+    /// The one-character mark of the report: ✓ within, ✗ outside, ● predicted, — not
+    /// modelled, · not run.
     pub fn mark(self) -> &'static str {
         match self {
             ClaimStatus::Within => "\u{2713}",
             ClaimStatus::Outside => "\u{2717}",
             ClaimStatus::Predicted => "\u{25cf}",
             ClaimStatus::NotModelled => "\u{2014}",
+            ClaimStatus::NotRun => "\u{00b7}",
         }
     }
 }
@@ -89,6 +96,8 @@ pub struct ClaimCounts {
     pub predicted: usize,
     /// Claims the model cannot compute yet.
     pub not_modelled: usize,
+    /// Claims of studies not run.
+    pub not_run: usize,
 }
 
 impl ClaimCounts {
@@ -108,12 +117,13 @@ impl ClaimCounts {
             ClaimStatus::Outside => self.outside,
             ClaimStatus::Predicted => self.predicted,
             ClaimStatus::NotModelled => self.not_modelled,
+            ClaimStatus::NotRun => self.not_run,
         }
     }
 
     /// Total number of claims counted.
     pub fn total(&self) -> usize {
-        self.within + self.outside + self.predicted + self.not_modelled
+        self.within + self.outside + self.predicted + self.not_modelled + self.not_run
     }
 
     fn slot(&mut self, status: ClaimStatus) -> &mut usize {
@@ -122,6 +132,21 @@ impl ClaimCounts {
             ClaimStatus::Outside => &mut self.outside,
             ClaimStatus::Predicted => &mut self.predicted,
             ClaimStatus::NotModelled => &mut self.not_modelled,
+            ClaimStatus::NotRun => &mut self.not_run,
+        }
+    }
+}
+
+impl ClaimResult {
+    /// The result for a claim whose study was not run: no value, status
+    /// [`ClaimStatus::NotRun`].
+    pub fn not_run(spec: &ClaimSpec) -> ClaimResult {
+        ClaimResult {
+            spec: spec.clone(),
+            value: None,
+            status: ClaimStatus::NotRun,
+            deviation: None,
+            note: Some("study not selected in this run".to_string()),
         }
     }
 }

@@ -11,13 +11,14 @@ use serde_json::{Map, Value};
 ///              "value": 1.3, "unit": "us", "status": "within", "published": 1.22,
 ///              "tolerance": 0.15, "deviation": 0.0656, "note": null}],
 ///  "summary": {"within": 1, "outside": 0, "predicted": 0, "not_modelled": 0,
-///              "total": 1, "published": 1},
+///              "not_run": 0, "total": 1, "published": 1},
 ///  "version": "..."}
 /// ```
 ///
 /// * `value` and `published` are JSON numbers (in `unit`), `true`/`false` for yes/no
 ///   claims, or `null` (not modelled / withheld); non-finite numbers become `null`.
-/// * `status` is `within`, `outside`, `predicted` or `not_modelled`.
+/// * `status` is `within`, `outside`, `predicted`, `not_modelled` or `not_run` (the
+///   claim's study was not selected in this run).
 /// * `deviation` is the relative deviation `(model - published) / published` or `null`.
 /// * `tolerance` is the relative tolerance a numeric claim is judged with (0.15 = 15 %,
 ///   the default when claims.csv gives none); `null` for yes/no claims.
@@ -216,7 +217,7 @@ mod tests {
         assert_eq!(
             v,
             json!({"claims": [], "summary": {"within": 0, "outside": 0, "predicted": 0,
-                "not_modelled": 0, "total": 0, "published": 0}})
+                "not_modelled": 0, "not_run": 0, "total": 0, "published": 0}})
         );
     }
 }

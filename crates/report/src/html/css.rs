@@ -40,14 +40,14 @@ code, .id { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, "Liberat
 .count.outside .n { color: var(--outside); }
 .count.predicted { border-color: var(--predicted); background: var(--predicted-bg); }
 .count.predicted .n { color: var(--predicted); }
-.count.not_modelled { border-color: var(--gap); background: var(--gap-bg); }
-.count.not_modelled .n { color: var(--faint); }
+.count.not_modelled, .count.not_run { border-color: var(--gap); background: var(--gap-bg); }
+.count.not_modelled .n, .count.not_run .n { color: var(--faint); }
 .bar { display: flex; height: 10px; border-radius: 5px; overflow: hidden; margin: 14px 0 4px; background: var(--gap-bg); }
 .bar span { display: block; height: 100%; }
 .bar .within { background: var(--within); }
 .bar .outside { background: var(--outside); }
 .bar .predicted { background: var(--predicted); }
-.bar .not_modelled { background: #d5d8dc; }
+.bar .not_modelled, .bar .not_run { background: #d5d8dc; }
 .key { color: var(--muted); font-size: 13px; margin: 6px 0 0; }
 .key span { margin-right: 14px; white-space: nowrap; }
 
@@ -59,7 +59,7 @@ nav.toc ol ol { padding-left: 18px; font-size: 14px; columns: 2 320px; column-ga
 nav.toc ol ol li { break-inside: avoid; }
 .mini { margin-left: 8px; font-size: 13px; color: var(--muted); font-variant-numeric: tabular-nums; white-space: nowrap; }
 .mini .within { color: var(--within); } .mini .outside { color: var(--outside); }
-.mini .predicted { color: var(--predicted); } .mini .not_modelled { color: var(--faint); }
+.mini .predicted { color: var(--predicted); } .mini .not_modelled, .mini .not_run { color: var(--faint); }
 
 section.study, section.all-claims { padding-top: 34px; margin-top: 26px; border-top: 1px solid var(--rule); }
 .study-summary { max-width: 80ch; color: #33363a; margin: 0 0 18px; }
@@ -90,8 +90,8 @@ tr.within td.status { color: var(--within); }
 tr.outside td.status { color: var(--outside); }
 tr.outside td.dev { color: var(--outside); }
 tr.predicted td.status { color: var(--predicted); }
-tr.not_modelled td { color: var(--faint); background: var(--gap-bg); }
-tr.not_modelled td.id a { color: var(--faint); }
+tr.not_modelled td, tr.not_run td { color: var(--faint); background: var(--gap-bg); }
+tr.not_modelled td.id a, tr.not_run td.id a { color: var(--faint); }
 .withheld { color: var(--faint); font-style: italic; }
 tr:target td { background: #fff7d6; }
 

@@ -113,11 +113,12 @@ fn summary(out: &mut String, claims: &[ClaimResult]) {
         out,
         "<p class=\"key\">{total} claims from <code>claims.csv</code>. <span>{} within the claim&#39;s relative tolerance</span>\
          <span>{} outside it</span><span>{} predicted: the published value is withheld, the model computed one</span>\
-         <span>{} not modelled yet</span></p>\n</section>",
+         <span>{} not modelled yet</span><span>{} not run: the study was not selected</span></p>\n</section>",
         ClaimStatus::Within.mark(),
         ClaimStatus::Outside.mark(),
         ClaimStatus::Predicted.mark(),
-        ClaimStatus::NotModelled.mark()
+        ClaimStatus::NotModelled.mark(),
+        ClaimStatus::NotRun.mark()
     );
 }
 
@@ -381,6 +382,7 @@ fn short_status(status: ClaimStatus) -> &'static str {
         ClaimStatus::Outside => "outside",
         ClaimStatus::Predicted => "predicted",
         ClaimStatus::NotModelled => "not modelled",
+        ClaimStatus::NotRun => "not run",
     }
 }
 
