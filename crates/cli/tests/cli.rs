@@ -74,6 +74,52 @@ fn reproduce_pcie_writes_everything_and_is_deterministic() {
     }
     let html = std::fs::read_to_string(a.join("report.html")).unwrap();
     assert!(html.contains("<svg") && html.contains("pcie-fig6"));
+    // Every claim carries its fields; the summary counts them.
+    for c in list {
+        for key in ["id", "paper", "figure", "description", "unit", "status", "value", "published", "tolerance", "deviation", "note"] {
+            assert!(c.get(key).is_some(), "claim {} lacks {key}", c["id"]);
+        }
+    }
+    assert_eq!(claims["summary"]["total"].as_u64(), Some(list.len() as u64));
+    assert_eq!(claims["summary"]["not_run"].as_u64(), Some(list.iter().filter(|c| c["status"] == "not_run").count() as u64));
+    assert_every_figure_has_records_in_its_unit(&a);
+}
+
+#[test]
+fn reproduce_sdp_records_replay_and_pvfs_figures_too() {
+    let d = scratch("rep-sdp");
+    let o = run(&["reproduce", "--study", "sdp", "--out", d.to_str().unwrap(), "--quiet"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert_every_figure_has_records_in_its_unit(&d);
+    let jsonl = std::fs::read_to_string(d.join("results.jsonl")).unwrap();
+    assert!(jsonl.contains("\"experiment\":\"sdp-fig8\"") && jsonl.contains("\"x_name\":\"io_servers\""), "PVFS records");
+}
+
+/// Every figure of a reproduce has rows in results.csv, all in the unit its y axis shows.
+fn assert_every_figure_has_records_in_its_unit(dir: &std::path::Path) {
+    let csv = std::fs::read_to_string(dir.join("results.csv")).unwrap();
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap_or_else(|| panic!("no column {name}"));
+    let (exp, unit) = (col("experiment"), col("unit"));
+    let mut units: std::collections::BTreeMap<String, std::collections::BTreeSet<String>> = Default::default();
+    for line in lines {
+        // Labels may be quoted and hold commas; experiment and unit columns never do, and
+        // they sit before the first free-text column (series) or after the quoted ones.
+        let f: Vec<&str> = line.split(',').collect();
+        if f.len() == header.len() {
+            units.entry(f[exp].to_string()).or_default().insert(f[unit].to_string());
+        }
+    }
+    for entry in std::fs::read_dir(dir.join("figures")).unwrap() {
+        let path = entry.unwrap().path();
+        let id = path.file_stem().unwrap().to_str().unwrap().to_string();
+        let got = units.get(&id).unwrap_or_else(|| panic!("figure {id} has no records in results.csv"));
+        assert_eq!(got.len(), 1, "figure {id}: records in several units {got:?}");
+        let u = got.iter().next().unwrap();
+        let svg = std::fs::read_to_string(&path).unwrap();
+        assert!(u.is_empty() || svg.contains(&format!("({u})")), "figure {id}: records in {u}, the axis shows another unit");
+    }
 }
 
 #[test]

@@ -48,6 +48,8 @@ fn record(exp: &Experiment, s: &SeriesSpec, spec: &PatternSpec, miles: Option<f6
         distance_miles: miles,
         clients: None,
         server_cpu_percent: Some(p.server_cpu_percent),
+        x_name: None,
+        x_value: None,
         schema: RECORD_SCHEMA,
         version: VERSION.to_string(),
         engine: "model".into(),
@@ -159,9 +161,9 @@ pub fn write_records(dir: &Path, records: &[ResultRecord]) -> Result<(), String>
     f.flush().map_err(|e| format!("{}: {e}", jl.display()))?;
     let csv = dir.join("results.csv");
     let mut f = std::io::BufWriter::new(std::fs::File::create(&csv).map_err(|e| format!("{}: {e}", csv.display()))?);
-    writeln!(f, "{}", ResultRecord::CSV_HEADER).map_err(|e| format!("{}: {e}", csv.display()))?;
+    writeln!(f, "{}", ResultRecord::CSV_HEADER_FULL).map_err(|e| format!("{}: {e}", csv.display()))?;
     for r in records {
-        writeln!(f, "{}", r.csv_row()).map_err(|e| format!("{}: {e}", csv.display()))?;
+        writeln!(f, "{}", r.csv_row_full()).map_err(|e| format!("{}: {e}", csv.display()))?;
     }
     f.flush().map_err(|e| format!("{}: {e}", csv.display()))?;
     Ok(())

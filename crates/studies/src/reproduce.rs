@@ -73,6 +73,90 @@ fn fmt_value(v: f64, unit: &str) -> String {
     }
 }
 
+/// The unit in the last parentheses of an axis title (`Bandwidth (Mb/s)` -> `Mb/s`).
+fn axis_unit(label: &str) -> Option<&str> {
+    let open = label.rfind('(')?;
+    let close = label[open..].find(')')? + open;
+    Some(label[open + 1..close].trim()).filter(|u| !u.is_empty())
+}
+
+/// The token a unit adds to a metric name: `MB/s` -> `MBps`, `%` -> `pct`.
+fn unit_token(unit: &str) -> String {
+    unit.replace("/s", "ps").replace('%', "pct").chars().filter(|c| c.is_ascii_alphanumeric()).collect()
+}
+
+/// A record in the unit its figure shows (e.g. MB/s -> Mb/s where the study plots Mb/s),
+/// so that results.csv and the plot agree; the metric name follows the unit.
+fn in_figure_unit(mut r: interlab_patterns::ResultRecord, fig: &crate::FigureDef) -> interlab_patterns::ResultRecord {
+    let Some(unit) = axis_unit(fig.y_label) else { return r };
+    if unit == r.unit || fig.y_div == 1.0 {
+        return r;
+    }
+    let d = fig.y_div;
+    r.value /= d;
+    if let Some(s) = r.summary.as_mut() {
+        for v in [&mut s.mean, &mut s.min, &mut s.max, &mut s.stddev, &mut s.p50, &mut s.p90, &mut s.p99, &mut s.p999] {
+            *v /= d;
+        }
+    }
+    let base = r.metric.rsplit_once('_').map_or(r.metric.as_str(), |(b, _)| b).to_string();
+    r.metric = format!("{base}_{}", unit_token(unit));
+    r.unit = unit.to_string();
+    r
+}
+
+/// Records for a figure computed outside the experiment runner (data-center replays,
+/// PVFS): one per point, x under its axis name (`browsers`, `io_servers`, ...), the
+/// metric named after the y axis, the profile from the figure's claims.
+fn replay_records(study: &str, def: &crate::FigureDef, series: &[interlab_experiment::SeriesResult], testbed: &str) -> Vec<interlab_patterns::ResultRecord> {
+    let words = |t: &str| -> String {
+        let t = t.split('(').next().unwrap_or(t).trim().to_lowercase().replace('/', "");
+        let w: Vec<String> = t.split(|c: char| !c.is_ascii_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_string).collect();
+        w.join("_")
+    };
+    let unit = axis_unit(def.y_label).unwrap_or("").to_string();
+    let metric = match unit.as_str() {
+        "" => words(def.y_label),
+        u => format!("{}_{}", words(def.y_label), unit_token(u)),
+    };
+    let pattern = if def.spec_path.contains("pvfs") { "pvfs" } else { "replay" };
+    let mut out = Vec::new();
+    for s in series {
+        for (i, &(x, y)) in s.points.iter().enumerate() {
+            out.push(interlab_patterns::ResultRecord {
+                schema: interlab_patterns::RECORD_SCHEMA,
+                version: interlab_experiment::VERSION.to_string(),
+                engine: "model".into(),
+                experiment: format!("{study}-{}", def.id),
+                series: s.label.clone(),
+                profile: testbed.to_string(),
+                pattern: pattern.into(),
+                op: String::new(),
+                transport: String::new(),
+                ports: String::new(),
+                processes: 1,
+                size_bytes: 0,
+                distance_miles: None,
+                server_cpu_percent: s.server_cpu.get(i).filter(|c| c.0 == x).map(|c| c.1),
+                clients: None,
+                x_name: Some(words(def.x_label)),
+                x_value: Some(x as f64),
+                metric: metric.clone(),
+                value: y / def.y_div,
+                unit: unit.clone(),
+                summary: None,
+                seed: 1,
+                warmup: 0,
+                iterations: 0,
+                window: 0,
+                events: 0,
+                spec: def.spec_path.to_string(),
+            });
+        }
+    }
+    out
+}
+
 /// A figure's caption: its description as a sentence, then the spec it was run from.
 fn caption(description: &str, spec_path: &str) -> String {
     let d = description.trim();
@@ -132,11 +216,21 @@ pub fn reproduce(opts: &ReproduceOptions, progress: &dyn Progress) -> Result<Rep
         let (study, fig) = (&cat[*si], &cat[*si].figures[*fi]);
         let series = series?;
         for s in &series {
-            records.extend(s.records.iter().cloned());
+            records.extend(s.records.iter().map(|r| in_figure_unit(r.clone(), fig)));
         }
         results.entry(study.id).or_default().insert(fig.id.to_string(), series);
     }
     for (study, figs) in dc?.into_iter().chain(pvfs?) {
+        let defs: Vec<_> = crate::datacenter::figure_defs(study).into_iter().chain(crate::pvfs::figure_defs(study)).collect();
+        for def in &defs {
+            let Some(series) = figs.get(def.id) else { continue };
+            let testbed = claim_specs
+                .iter()
+                .find(|c| c.paper == study && c.figure == def.id)
+                .or_else(|| claim_specs.iter().find(|c| c.paper == study))
+                .map_or("", |c| c.testbed.as_str());
+            records.extend(replay_records(study, def, series, testbed));
+        }
         results.entry(study).or_default().extend(figs);
     }
     progress.finish();
