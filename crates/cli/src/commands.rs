@@ -1,7 +1,7 @@
 //! The subcommands.
 
 use indicatif::{ProgressBar, ProgressStyle};
-use interlab_experiment::{parse_experiment, point_count, run_experiment, write_records};
+use interlab_experiment::{parse_experiment, point_count, run_experiment, write_records, XAxis};
 use interlab_model::{Ports, Profile, Service, VerbsSetup};
 use interlab_patterns::{Op, PatternKind, PatternSpec};
 use interlab_report::{render_svg, Figure, Scale, Series};
@@ -104,12 +104,22 @@ pub fn run(spec: &Path, out: &Path, dry_run: bool, quiet: bool) -> Result<ExitCo
     bar.finish();
     let records: Vec<_> = series.iter().flat_map(|s| s.records.iter().cloned()).collect();
     write_records(out, &records)?;
-    // A table: one row per size, one column per series.
+    // A table: one row per x (size, distance, clients or streams), one column per series.
     let mut sizes: Vec<u64> = series.iter().flat_map(|s| s.points.iter().map(|p| p.0)).collect();
     sizes.sort_unstable();
     sizes.dedup();
     let unit = series.first().map(|s| s.unit.clone()).unwrap_or_default();
-    print!("{:>10}", "bytes");
+    let x_axis = series.first().map_or(XAxis::Size, |s| s.x_axis);
+    if series.iter().any(|s| s.x_axis != x_axis) {
+        eprintln!("note: the series sweep different things (sizes, distances, clients, streams); the table and figure use the first series' x");
+    }
+    let (x_column, x_label, x_scale) = match x_axis {
+        XAxis::Size => ("bytes", "Message size (bytes)", Scale::Log2),
+        XAxis::Distance => ("miles", "Distance (miles)", Scale::Linear),
+        XAxis::Clients => ("clients", "Client nodes", Scale::Linear),
+        XAxis::Processes => ("streams", "Streams (process pairs) per node", Scale::Linear),
+    };
+    print!("{x_column:>10}");
     for s in &series {
         print!("  {:>18}", s.label);
     }
@@ -128,9 +138,9 @@ pub fn run(spec: &Path, out: &Path, dry_run: bool, quiet: bool) -> Result<ExitCo
         id: sanitize(&exp.name),
         study: "run".into(),
         title: exp.name.clone(),
-        x_label: "Message size (bytes)".into(),
+        x_label: x_label.into(),
         y_label: if unit == "us" { "Latency (us)".into() } else { format!("Bandwidth ({unit})") },
-        x_scale: Scale::Log2,
+        x_scale,
         y_scale: Scale::Linear,
         series: series.iter().map(|s| Series { label: s.label.clone(), points: s.points.iter().map(|&(x, y)| (x as f64, y)).collect(), dashed: false }).collect(),
         marks: vec![],

@@ -132,6 +132,28 @@ fn embedded_claims_match_the_shared_reference() {
 }
 
 #[test]
+fn a_distance_sweep_is_labelled_in_miles_and_keeps_the_zero_point() {
+    let d = scratch("run-miles");
+    let spec = d.join("spec.toml");
+    std::fs::write(
+        &spec,
+        "[experiment]\nname = \"miles\"\nprofile = \"woodcrest-infinihost-longbow\"\n[pattern]\nkind = \"latency\"\nop = \"send\"\nwarmup = 1\niterations = 2\nsizes = [8]\ndistance_miles = [0, 100, 1000]\n",
+    )
+    .unwrap();
+    let out = d.join("out");
+    let o = run(&["run", spec.to_str().unwrap(), "--out", out.to_str().unwrap(), "-q"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(stdout.contains("miles") && !stdout.contains("bytes"), "{stdout}");
+    let svg = std::fs::read_to_string(out.join("miles.svg")).unwrap();
+    assert!(svg.contains("Distance (miles)") && !svg.contains("Message size"), "x axis names miles");
+    assert!(svg.matches("<circle").count() >= 3, "three points drawn, 0 miles included");
+    let lines = std::fs::read_to_string(out.join("results.jsonl")).unwrap();
+    assert_eq!(lines.lines().count(), 3, "0, 100 and 1000 miles");
+    assert!(lines.contains("\"distance_miles\":0.0"), "{lines}");
+}
+
+#[test]
 fn run_spec_end_to_end() {
     let d = scratch("run");
     let spec = d.join("spec.toml");
