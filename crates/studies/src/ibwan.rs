@@ -35,7 +35,8 @@ pub fn study() -> StudyDef {
                   One-way delay grows with loop length (fitted once to the two given latencies, then used at every \
                   distance). RC completes a work request only when its ACK returns, so perftest's 128 outstanding \
                   operations bound a single RC QP to 128 messages per round trip; UC and UD complete locally and \
-                  fill the path; RDMA read is bound by 4 outstanding reads per QP.",
+                  fill the path; RDMA read is bound by 4 outstanding reads per QP. Network-level figures (fig6-fig10) are in \
+                  perftest's MB (2^20 B/s), the MPI figures in OSU's (10^6 B/s).",
         figures: vec![
             fig!("fig4", "Send/receive latency, RC, UC, UD", LAT, Scale::Log2, SIZE, 1000.0),
             fig!("fig5", "RDMA write and read latency", LAT, Scale::Log2, SIZE, 1000.0),
