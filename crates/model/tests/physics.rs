@@ -396,3 +396,31 @@ fn a_larger_pci_x_read_byte_count_never_lowers_bandwidth_and_lets_two_directions
     let (u, b) = (bw(with(512), 1 << 20), bibw(with(512)));
     assert!(b > u * 1.05, "PCI-X bi {b:.0} vs uni {u:.0} MB/s");
 }
+
+fn mpi_bibw(p: Profile, design: MpiDesign, miles: f64, size: u64, window: u32) -> f64 {
+    let s = PatternSpec { kind: PatternKind::BiBandwidth, op: Op::Send, size, window, warmup: 1, iterations: 2 };
+    let base = VerbsSetup { topology: Topology::Wan { miles }, ..setup(p, Ports::One, 1, Service::Rc) };
+    VerbsSetup { mpi: Some(design), ..base }.run(&s).unwrap().value
+}
+
+#[test]
+fn one_core_copies_both_directions_of_uc_mpi() {
+    // The UC design copies a message in at the sender and out at the receiver on the MPI
+    // process's one core. In one direction each core copies once per message (the wire
+    // binds); in both directions it copies twice, so the total stays below the copy rate and
+    // a faster copy never lowers it.
+    let p = prof("woodcrest-infinihost-longbow");
+    let copy = p.mpi.as_ref().unwrap().copy_mbytes_per_s;
+    let mut last = 0.0;
+    for scale in [0.5, 1.0, 2.0] {
+        let mut q = p.clone();
+        q.mpi.as_mut().unwrap().copy_mbytes_per_s = copy * scale;
+        let bi = mpi_bibw(q, MpiDesign::Uc, 1400.0, 4 << 20, 64);
+        assert!(bi >= last * 0.999, "copy x{scale}: {bi:.1} < {last:.1} MB/s");
+        assert!(bi <= copy * scale * 1.001, "copy x{scale}: both directions {bi:.1} MB/s exceed the copy rate {:.0}", copy * scale);
+        last = bi;
+    }
+    // With the profile's copy rate one direction is wire-bound, both directions copy-bound.
+    let (uni, bi) = (mpi_bw(p.clone(), MpiDesign::Uc, 1400.0, 4 << 20, 64), mpi_bibw(p, MpiDesign::Uc, 1400.0, 4 << 20, 64));
+    assert!(bi < 1.5 * uni, "both directions {bi:.1} vs one {uni:.1} MB/s");
+}

@@ -17,10 +17,17 @@ macro_rules! fig {
 
 const SIZE: &str = "Message size (bytes)";
 
+/// perftest (`send_bw`, `rdma_bw`, `write_bw`) prints bandwidth in units of 2^20 bytes per
+/// second (`print_report`: `... / 0x100000`) under the heading "MB/sec"; OSU's MPI tests
+/// divide by 10^6. The study plots each tool's output, so the network-level figures
+/// (fig6-fig10) and their claims are in perftest's unit: model MB/s (10^6 B/s) / this.
+const PERFTEST_MB: f64 = 1_048_576.0 / 1e6;
+
 /// The study definition.
 pub fn study() -> StudyDef {
     const LAT: &str = "Latency (ms)";
     const BW: &str = "Bandwidth (MB/s)";
+    const BW_PERFTEST: &str = "Bandwidth (perftest MB/s = 2^20 B/s)";
     StudyDef {
         id: "ib-wan",
         title: "InfiniBand transports over wide-area extenders (ib-wan)",
@@ -28,15 +35,16 @@ pub fn study() -> StudyDef {
                   One-way delay grows with loop length (fitted once to the two given latencies, then used at every \
                   distance). RC completes a work request only when its ACK returns, so perftest's 128 outstanding \
                   operations bound a single RC QP to 128 messages per round trip; UC and UD complete locally and \
-                  fill the path; RDMA read is bound by 4 outstanding reads per QP.",
+                  fill the path; RDMA read is bound by 4 outstanding reads per QP. Network-level figures (fig6-fig10) are in \
+                  perftest's MB (2^20 B/s), the MPI figures in OSU's (10^6 B/s).",
         figures: vec![
             fig!("fig4", "Send/receive latency, RC, UC, UD", LAT, Scale::Log2, SIZE, 1000.0),
             fig!("fig5", "RDMA write and read latency", LAT, Scale::Log2, SIZE, 1000.0),
-            fig!("fig6", "Send/receive bandwidth, RC, UC, UD", BW, Scale::Log2, SIZE),
-            fig!("fig7", "RDMA write and read bandwidth", BW, Scale::Log2, SIZE),
-            fig!("fig8", "Bi-directional send/receive bandwidth", BW, Scale::Log2, SIZE),
-            fig!("fig9", "Bi-directional RDMA write bandwidth", BW, Scale::Log2, SIZE),
-            fig!("fig10", "RC RDMA write with 1, 2, 4 QPs at 8600 miles", BW, Scale::Log2, SIZE),
+            fig!("fig6", "Send/receive bandwidth, RC, UC, UD", BW_PERFTEST, Scale::Log2, SIZE, PERFTEST_MB),
+            fig!("fig7", "RDMA write and read bandwidth", BW_PERFTEST, Scale::Log2, SIZE, PERFTEST_MB),
+            fig!("fig8", "Bi-directional send/receive bandwidth", BW_PERFTEST, Scale::Log2, SIZE, PERFTEST_MB),
+            fig!("fig9", "Bi-directional RDMA write bandwidth", BW_PERFTEST, Scale::Log2, SIZE, PERFTEST_MB),
+            fig!("fig10", "RC RDMA write with 1, 2, 4 QPs at 8600 miles", BW_PERFTEST, Scale::Log2, SIZE, PERFTEST_MB),
             fig!("distance", "Bandwidth against distance at 1 MiB (not in the study)", BW, Scale::Linear, "Loop length (miles)"),
             fig!("sec6", "MPI latency over RC, eager to rendezvous", LAT, Scale::Log2, SIZE, 1000.0),
             fig!("fig11", "MPI bandwidth over RC and UD (window 64)", BW, Scale::Log2, SIZE),
@@ -47,6 +55,12 @@ pub fn study() -> StudyDef {
         ],
         claims,
     }
+}
+
+/// Highest peak among `labels` of a perftest figure, in perftest's unit (2^20 B/s).
+fn perftest_peak(r: &FigureResults, fig: &str, labels: &[&str]) -> Result<(f64, String, Option<f64>), String> {
+    let (v, note, x) = peak_over(r, fig, labels)?;
+    Ok((v / PERFTEST_MB, format!("{note}, in perftest MB/s (2^20 B/s)"), x))
 }
 
 fn claims(r: &FigureResults) -> Vec<Computed> {
@@ -69,9 +83,9 @@ fn claims(r: &FigureResults) -> Vec<Computed> {
         }
         Ok((ok, notes.join("; ")))
     }));
-    v.push(num("wan.bw.uc_sr_peak", || peak_over(r, "fig6", &["UC 1400 mi", "UC 8600 mi"])));
-    v.push(num("wan.bw.rc_sr_peak_1400", || peak_over(r, "fig6", &["RC 1400 mi"])));
-    v.push(num("wan.bw.rc_sr_peak_8600", || peak_over(r, "fig6", &["RC 8600 mi"])));
+    v.push(num("wan.bw.uc_sr_peak", || perftest_peak(r, "fig6", &["UC 1400 mi", "UC 8600 mi"])));
+    v.push(num("wan.bw.rc_sr_peak_1400", || perftest_peak(r, "fig6", &["RC 1400 mi"])));
+    v.push(num("wan.bw.rc_sr_peak_8600", || perftest_peak(r, "fig6", &["RC 8600 mi"])));
     v.push(boolean("wan.bw.rc_needs_1mb_at_8600", || {
         let s = series(r, "fig6", "RC 8600 mi")?;
         let pk = s.max();
@@ -96,10 +110,10 @@ fn claims(r: &FigureResults) -> Vec<Computed> {
         }
         Ok((best.0 > 0.05, format!("largest RC write gain over RC send/receive at 4 KiB-512 KiB, 8600 mi: {:+.1}% at {} B", best.0 * 100.0, best.1)))
     }));
-    v.push(num("wan.bibw.uc_ud_peak", || peak_over(r, "fig8", &["UC 1400 mi", "UC 8600 mi", "UD 1400 mi", "UD 8600 mi"])));
-    v.push(num("wan.bibw.rc_peak", || peak_over(r, "fig8", &["RC 1400 mi", "RC 8600 mi"])));
-    v.push(num("wan.qp4.uni_8600", || peak_over(r, "fig10", &["4 QPs"])));
-    v.push(num("wan.qp4.bi_8600", || peak_over(r, "fig10", &["4 QPs bi-directional"])));
+    v.push(num("wan.bibw.uc_ud_peak", || perftest_peak(r, "fig8", &["UC 1400 mi", "UC 8600 mi", "UD 1400 mi", "UD 8600 mi"])));
+    v.push(num("wan.bibw.rc_peak", || perftest_peak(r, "fig8", &["RC 1400 mi", "RC 8600 mi"])));
+    v.push(num("wan.qp4.uni_8600", || perftest_peak(r, "fig10", &["4 QPs"])));
+    v.push(num("wan.qp4.bi_8600", || perftest_peak(r, "fig10", &["4 QPs bi-directional"])));
     v.push(num("wan.mpi.lat_8600", ms("sec6", "RC 8600 mi")));
     v.push(boolean("wan.mpi.large_lat_tripled", || {
         let s = series(r, "sec6", "RC 8600 mi")?;
