@@ -27,7 +27,7 @@ const PERFTEST_MB: f64 = 1_048_576.0 / 1e6;
 pub fn study() -> StudyDef {
     const LAT: &str = "Latency (ms)";
     const BW: &str = "Bandwidth (MB/s)";
-    const BW_PERFTEST: &str = "Bandwidth (perftest MB/s = 2^20 B/s)";
+    const BW_PERFTEST: &str = "Bandwidth, MB = 2^20 B (perftest MB/s)";
     StudyDef {
         id: "ib-wan",
         title: "InfiniBand transports over wide-area extenders (ib-wan)",

@@ -294,7 +294,7 @@ pub fn reproduce(opts: &ReproduceOptions, progress: &dyn Progress) -> Result<Rep
                 .iter()
                 .filter(|c| c.spec.paper == study.id && c.spec.figure == fig.id)
                 // Only values in the plotted unit can be drawn on the plot.
-                .filter(|c| fig.y_label.ends_with(&format!("({})", c.spec.unit)))
+                .filter(|c| axis_unit(fig.y_label).is_some_and(|u| u == c.spec.unit || u.ends_with(&format!(" {}", c.spec.unit))))
                 .filter_map(|c| match &c.spec.published {
                     Some(ClaimValue::Number(y)) => Some(Mark {
                         // Named by the claim's description: the key under the plot shows it.
