@@ -1,4 +1,4 @@
-//! Deterministic database population by the TPC-W scaling rules (WORKLOADS.md 1.9):
+//! Deterministic database population by the TPC-W scaling rules (TPC-W 1.8 clause 4; PHARM `TPCW_Populate.java`):
 //! ITEM = NUM_ITEMS, AUTHOR = 0.25 x ITEM (the first quarter of items written 1:1 by
 //! authors, the rest by random ones), CUSTOMER = 2880 x NUM_EBS, ADDRESS = 2 x CUSTOMER,
 //! ORDERS = 0.9 x CUSTOMER with 1..5 lines each and one CC_XACTS row, COUNTRY = 92,

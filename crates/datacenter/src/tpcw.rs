@@ -3,8 +3,11 @@
 //! behaviour model graphs (CBMG), subjects, scaling rules, NURand, DigSyl and the
 //! negative-exponential think time and session length.
 //!
-//! Sources are in /work/shared/reference/WORKLOADS.md section 1 (the PHARM and DBT-1 kits'
-//! tables, with the two known typos corrected).
+//! Sources: the TPC Benchmark W specification, version 1.8 (the interactions and their
+//! pages, the emulated browser, its mixes and transition tables, clause 4 for scaling), as
+//! implemented by the PHARM Java kit (`tpcw/rbe/EBTPCW*Factory.java`,
+//! `TPCW_Populate.java`) and OSDL's DBT-1, whose transition tables are used with the two known
+//! typos corrected.
 
 use interlab_kernel::Rng;
 use serde::{Deserialize, Serialize};
@@ -92,8 +95,8 @@ impl Interaction {
         self as usize
     }
 
-    /// Served over SSL/TLS by the spec (WORKLOADS.md 1.1: Buy Request, Buy Confirm, Order
-    /// Inquiry, Order Display).
+    /// Served over SSL/TLS by the spec (TPC-W 1.8: Buy Request, Buy Confirm, Order Inquiry,
+    /// Order Display).
     pub fn is_secure(self) -> bool {
         matches!(self, BuyRequest | BuyConfirm | OrderInquiry | OrderDisplay)
     }
@@ -239,7 +242,8 @@ impl Mix {
         }
     }
 
-    /// The spec's steady-state share of each interaction, percent (WORKLOADS.md 1.3).
+    /// The spec's steady-state share of each interaction, percent (TPC-W 1.8's browsing,
+    /// shopping and ordering mixes).
     pub fn spec_share_pct(self, i: Interaction) -> f64 {
         let col = match self {
             Mix::Browsing => 0,
@@ -438,7 +442,7 @@ pub const BACKINGS: [&str; 5] = ["HARDBACK", "PAPERBACK", "USED", "AUDIO", "LIMI
 /// Order statuses.
 pub const ORDER_STATUS: [&str; 4] = ["PROCESSING", "SHIPPED", "PENDING", "DENIED"];
 
-/// Population sizes by the TPC-W scaling rules (WORKLOADS.md 1.9).
+/// Population sizes by the TPC-W scaling rules (TPC-W 1.8 clause 4; PHARM `TPCW_Populate.java`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Scale {
     /// NUM_ITEMS.

@@ -1,4 +1,4 @@
-//! The 1998 World Cup web server logs (ita.ee.lbl.gov, WORKLOADS.md 5): fixed 20-byte
+//! The 1998 World Cup web server logs (ita.ee.lbl.gov; Arlitt and Jin, HP Labs report HPL-1999-35R1): fixed 20-byte
 //! big-endian records `{timestamp u32, client u32, object u32, size u32, method u8,
 //! status u8, type u8, server u8}`, as in `wc_dayX_Y` files (gunzipped). The sdp study's
 //! Openload clients replayed a 20,000-request subset; the static-content replay takes the

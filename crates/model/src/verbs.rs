@@ -93,8 +93,8 @@ pub enum Initiator {
     Clients,
 }
 
-/// MVAPICH's striping threshold when several QPs share a port (MODEL-FACTS 6: old
-/// MV2_STRIPING_THRESHOLD 8192).
+/// MVAPICH's striping threshold when several QPs share a port (MVAPICH2 `ibv_param.c`:
+/// the old MV2_STRIPING_THRESHOLD, 8192; docs/references.md [P2]).
 pub const DEFAULT_STRIPE_THRESHOLD: u64 = 8192;
 
 impl VerbsSetup {
