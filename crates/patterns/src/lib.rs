@@ -7,6 +7,7 @@
 //! warm-up, windows, replies or what is measured.
 
 mod confidence;
+pub mod limits;
 mod program;
 mod record;
 mod record_ext;
