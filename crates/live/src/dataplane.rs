@@ -385,10 +385,10 @@ impl DataPlane {
     }
 
     /// The watchdog, called every few hundred milliseconds by the control thread while a
-    /// phase runs: collects finished initiators, closes the connection of a running
-    /// initiator that made no progress for [`UDP_STALL`] (datagram channels; capped at
-    /// `idle`) or `idle` (streams), and tells whether any worker of the session made
-    /// progress since the last call.
+    /// phase runs: collects finished initiators, closes the channel of a running datagram
+    /// initiator that got no reply for [`UDP_STALL`] (capped at `idle`: the datagram is
+    /// taken as lost and the channel reports an error), and tells whether any worker of the
+    /// session made progress since the last call.
     pub fn poll(&mut self, idle: Duration) -> bool {
         if let Some(rx) = &self.results {
             let got: Vec<InitResult> = rx.try_iter().collect();
@@ -398,11 +398,12 @@ impl DataPlane {
         }
         let now = Instant::now();
         for w in &mut self.watch {
-            if !w.running || w.stalled.is_some() {
+            // Stream channels have the session's rule only (nothing moved for `idle`).
+            if !w.running || w.stalled.is_some() || !w.datagram {
                 continue;
             }
             let v = w.progress.load(Ordering::Relaxed);
-            let limit = if w.datagram { UDP_STALL.min(idle) } else { idle };
+            let limit = UDP_STALL.min(idle);
             if v != w.seen {
                 (w.seen, w.since) = (v, now);
             } else if now.duration_since(w.since) >= limit {
