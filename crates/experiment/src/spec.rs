@@ -205,8 +205,10 @@ fn parse_series(file: &str, base: Option<&Path>, l: &mut Layers, label_default: 
     let label = l.pick("label").opt_string("label")?.unwrap_or(label_default).to_string();
     let t = l.pick("profile");
     let profile_name = t.string("profile")?.to_string();
+    // A profile that does not exist is the spec's error (its `profile` key); one that exists
+    // but does not parse is the profile file's, named with its path.
     let profile = load_profile(&profile_name, base).map_err(|e| {
-        if e.file == profile_name {
+        if e.file == profile_name && e.key.is_empty() && e.message.starts_with("no such profile") {
             t.err("profile", e.message)
         } else {
             e
@@ -515,5 +517,23 @@ sizes = [8192]
         let e = err(&format!("[experiment]\nname=\"t\"\nprofile=\"{}\"\n[pattern]\nkind=\"bandwidth\"\nop=\"send\"\nsizes=\"4\"\nsocket=\"eth\"", path.display()));
         let _ = std::fs::remove_file(&path);
         assert!(e.key.contains("series") && e.message.contains("no Ethernet port"), "{e}");
+    }
+
+    #[test]
+    fn a_profile_that_is_not_toml_is_named_as_the_file_at_fault() {
+        let dir = std::env::temp_dir().join(format!("interlab-badprof-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let prof = dir.join("prof.toml");
+        std::fs::write(&prof, "this is = = not toml\n").unwrap();
+        let spec = "[experiment]\nname=\"t\"\nprofile=\"prof.toml\"\n[pattern]\nkind=\"latency\"\nsizes=\"4\"";
+        // Relative to the spec's directory, and as an absolute path.
+        let e1 = parse_experiment("spec.toml", spec, Some(&dir)).unwrap_err();
+        let abs = spec.replace("prof.toml", &prof.display().to_string());
+        let e2 = parse_experiment("spec.toml", &abs, None).unwrap_err();
+        let _ = std::fs::remove_dir_all(&dir);
+        for e in [e1, e2] {
+            assert!(e.file.ends_with("prof.toml"), "error names {} instead of the profile file: {e}", e.file);
+            assert!(e.message.contains("TOML"), "{e}");
+        }
     }
 }
