@@ -10,7 +10,7 @@
 use crate::auth::{mac_ok, random_bytes, Token};
 use crate::cpu::CpuSnapshot;
 use crate::dataplane::DataPlane;
-use crate::proto::{read_msg, write_msg, ChanResult, ChanSamples, Msg, PhaseResult, ProtoError, MAX_TO_SERVER};
+use crate::proto::{read_msg, ChanResult, ChanSamples, Msg, PhaseResult, ProtoError, MAX_TO_SERVER};
 use interlab_patterns::Samples;
 use std::io::Read;
 use std::net::{IpAddr, TcpStream};
@@ -48,13 +48,47 @@ impl Read for DeadlineRead<'_> {
     }
 }
 
+/// How long a control message may take to be written whole (a client that stops reading
+/// cannot hold the session thread in a blocked write); set per connection from the idle time.
+fn write_deadline(s: &TcpStream) -> Instant {
+    let t = s.write_timeout().ok().flatten().unwrap_or(Duration::from_secs(60));
+    Instant::now() + t
+}
+
+/// Writes one message whole before the deadline.
+fn write_by(s: &mut TcpStream, m: &Msg) -> Result<(), String> {
+    let until = write_deadline(s);
+    let limit = s.write_timeout().ok().flatten();
+    let bytes = crate::proto::encode(m);
+    let mut done = 0;
+    let r = (|| {
+        while done < bytes.len() {
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(format!("client did not read a {} message within {} s; closing the session", m.name(), fmt_s(limit.unwrap_or_default())));
+            }
+            s.set_write_timeout(Some(left)).map_err(|e| e.to_string())?;
+            match std::io::Write::write(s, &bytes[done..]) {
+                Ok(0) => return Err("control connection closed".to_string()),
+                Ok(n) => done += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {}
+                Err(e) => return Err(format!("cannot send control message: {e}")),
+            }
+        }
+        Ok(())
+    })();
+    let _ = s.set_write_timeout(limit);
+    r
+}
+
 fn send(s: &mut TcpStream, m: &Msg) -> Result<(), String> {
-    write_msg(s, m).map_err(|e| e.to_string())
+    write_by(s, m)
 }
 
 /// Tells the client what went wrong (best effort) and returns the error.
 fn fail(s: &mut TcpStream, msg: String) -> Result<(), String> {
-    let _ = write_msg(s, &Msg::Error { message: msg.clone() });
+    let _ = write_by(s, &Msg::Error { message: msg.clone() });
     Err(msg)
 }
 
@@ -65,13 +99,13 @@ fn recv(s: &mut TcpStream, until: Instant, limit: (&str, Duration), waiting_for:
         Ok(m) => Ok(m),
         Err(ProtoError::Timeout) => {
             let m = format!("no {waiting_for} within {} s ({}); closing the session", fmt_s(limit.1), limit.0);
-            let _ = write_msg(s, &Msg::Error { message: m.clone() });
+            let _ = write_by(s, &Msg::Error { message: m.clone() });
             Err(m)
         }
         Err(ProtoError::Closed) => Err(format!("client closed the connection while the daemon waited for {waiting_for}")),
         Err(e) => {
             let m = format!("{e} (while waiting for {waiting_for})");
-            let _ = write_msg(s, &Msg::Error { message: m.clone() });
+            let _ = write_by(s, &Msg::Error { message: m.clone() });
             Err(m)
         }
     }
@@ -104,6 +138,8 @@ pub fn serve(s: TcpStream, cfg: &SessionConfig) -> Result<(), String> {
 /// sent to the client. Ok(()) after Bye or a clean close between points.
 pub fn serve_admitted<G>(mut s: TcpStream, cfg: &SessionConfig, accepted: Instant, admit: impl FnOnce() -> Result<G, String>) -> Result<(), String> {
     let _ = s.set_nodelay(true);
+    // Every control message must be written whole within the idle time (see `write_by`).
+    let _ = s.set_write_timeout(Some(cfg.idle_timeout));
     let local_ip = s.local_addr().ok().map(|a| a.ip());
     let peer_ip = s.peer_addr().map_err(|e| format!("control socket has no peer address: {e}"))?.ip();
     let hs = accepted + cfg.handshake_timeout;
@@ -248,7 +284,7 @@ fn wait_phase_end(s: &mut TcpStream, cfg: &SessionConfig, p: &mut DataPlane, las
 }
 
 fn fail_msg(s: &mut TcpStream, m: String) -> Result<Msg, String> {
-    let _ = write_msg(s, &Msg::Error { message: m.clone() });
+    let _ = write_by(s, &Msg::Error { message: m.clone() });
     Err(m)
 }
 
