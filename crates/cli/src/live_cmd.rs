@@ -248,7 +248,7 @@ pub fn live(a: LiveArgs) -> Result<ExitCode, String> {
         Some(s) => {
             let v = parse_sizes(s).map_err(|e| format!("--sockbuf: {e}"))?;
             let b = *v.first().ok_or("--sockbuf: empty")?;
-            u32::try_from(b).map_err(|_| format!("--sockbuf {s}: too large (at most 2 GiB)"))?
+            u32::try_from(b).ok().filter(|&v| v <= interlab_live::dataplane::MAX_SOCKBUF).ok_or_else(|| format!("--sockbuf {s}: out of range (at most 1 GiB)"))?
         }
     };
     let confidence = confidence(&a)?;

@@ -27,6 +27,9 @@ pub const MAX_SESSION_BUFFERS: u64 = 256 << 20;
 /// all channels together); the PhaseResult carrying them must fit the client's 64 MiB
 /// frame limit.
 pub const MAX_PHASE_SAMPLE_BYTES: u64 = 60 << 20;
+/// Largest SO_SNDBUF/SO_RCVBUF a Setup may ask for, bytes (the kernel caps it further at
+/// net.core.wmem_max/rmem_max).
+pub const MAX_SOCKBUF: u32 = 1 << 30;
 /// Longest warm-up or measured time of a streaming phase, picoseconds (24 h).
 pub const MAX_PHASE_PS: u64 = 86_400 * crate::clock::PS_PER_S;
 /// A daemon initiator on a datagram channel that sees no reply for this long takes the
@@ -52,6 +55,9 @@ pub fn validate(s: &Setup) -> Result<(), String> {
     }
     if s.window == 0 || s.window > 1 << 20 {
         return Err(format!("window {} is out of range (1 to 1048576 messages)", s.window));
+    }
+    if s.sockbuf > MAX_SOCKBUF {
+        return Err(format!("socket buffer of {} B is out of range (0 to {} MiB)", s.sockbuf, MAX_SOCKBUF >> 20));
     }
     if s.channels.is_empty() || s.channels.len() > 256 {
         return Err(format!("{} channels requested (1 to 256 per session)", s.channels.len()));
