@@ -11,6 +11,14 @@
 //! INTERLAB_FUZZ_CASES=1000000 cargo test --release -p interlab-live --test fuzz_sequences -- --nocapture
 //! ```
 //!
+//! Against a separate `interlab serve` process instead (its RSS read from /proc/PID/status
+//! before and after; start it with `--idle-timeout 0.4 --handshake-timeout 0.4 --quiet`):
+//!
+//! ```sh
+//! INTERLAB_FUZZ_ADDR=127.0.0.1:7400 INTERLAB_FUZZ_PID=$(pgrep -n interlab) INTERLAB_FUZZ_CASES=1000000 \
+//!     cargo test --release -p interlab-live --test fuzz_sequences -- --nocapture
+//! ```
+//!
 //! Checks: no panic in any daemon thread (a panic hook counts them), no crash (an abort ends
 //! the test process), no hang (after the run every session ends within the idle timeout
 //! and a real client is served), the daemon's threads return to their baseline and its
@@ -71,6 +79,14 @@ impl Rng {
 
 fn rss_kib() -> u64 {
     std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("VmRSS:")).and_then(|l| l.split_whitespace().nth(1)?.parse().ok()))
+        .unwrap_or(0)
+}
+
+/// Resident memory of another process (the external daemon), KiB.
+fn rss_of(pid: &str) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
         .ok()
         .and_then(|s| s.lines().find(|l| l.starts_with("VmRSS:")).and_then(|l| l.split_whitespace().nth(1)?.parse().ok()))
         .unwrap_or(0)
@@ -154,7 +170,8 @@ fn open_data(r: &mut Rng, ctl: &TcpStream, setup: &Setup, ok: &interlab_live::pr
     if matches!(setup.base, BaseCode::Connect | BaseCode::Crr) || r.chance(10) {
         return;
     }
-    let ip = ctl.peer_addr().unwrap().ip();
+    let Ok(peer) = ctl.peer_addr() else { return };
+    let ip = peer.ip();
     for (i, c) in setup.channels.iter().enumerate().take(4) {
         let cookie = if r.chance(95) { ok.cookie } else { [r.next() as u8; 16] };
         let h = hello(&cookie, c.chan);
@@ -277,8 +294,12 @@ fn frame_sequences_after_a_handshake() {
     }));
     let idle = Duration::from_millis(400);
     let cfg = ServeConfig { port: 0, handshake_timeout: Duration::from_millis(400), idle_timeout: idle, verbose: false, ..ServeConfig::default() };
+    let external: Option<SocketAddr> = std::env::var("INTERLAB_FUZZ_ADDR").ok().map(|a| a.parse().expect("INTERLAB_FUZZ_ADDR is HOST:PORT"));
+    let ext_pid = std::env::var("INTERLAB_FUZZ_PID").unwrap_or_default();
     let (addr, stop, t) = Server::bind(cfg).unwrap().spawn();
+    let addr = external.unwrap_or(addr);
     served(addr).expect("daemon serves before fuzzing");
+    let ext_rss0 = rss_of(&ext_pid);
     let seed: u64 = std::env::var("INTERLAB_FUZZ_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x1157_2026);
     let cases: Option<u64> = std::env::var("INTERLAB_FUZZ_CASES").ok().and_then(|s| s.parse().ok());
     let budget = Duration::from_secs(3);
@@ -331,6 +352,9 @@ fn frame_sequences_after_a_handshake() {
         PANICS.load(Ordering::SeqCst),
         threads()
     );
+    if external.is_some() {
+        eprintln!("fuzz: external daemon (pid {ext_pid}) RSS {ext_rss0} -> {} KiB", rss_of(&ext_pid));
+    }
     stop.stop();
     let _ = t.join();
     assert_eq!(PANICS.load(Ordering::SeqCst), 0, "a daemon thread panicked");

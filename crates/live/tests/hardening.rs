@@ -216,6 +216,7 @@ fn idle_and_dripping_floods_do_not_lock_out_an_authenticated_client() {
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     let drip = dripper.join().unwrap();
     let s = s.expect("authenticated client locked out");
+    eprintln!("authenticated session after {took:?} with 1,000 idle and 64 dripping connections");
     assert!(took < Duration::from_secs(1), "session after {took:?}");
     // It really has a session: a point runs.
     let mut s = s;
