@@ -103,6 +103,14 @@ pub struct ServeArgs {
     /// Connections this tier serves at once (web: browser connections).
     #[arg(long, default_value_t = 2048)]
     max_connections: usize,
+    /// Web tier: seconds a request's head and body may take to arrive once its first byte has
+    /// (a deadline for the whole request; a client that drips it gets 408 and is closed).
+    #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
+    request_timeout: f64,
+    /// Web tier: browser connections one client address may hold at once (default: 3/4 of
+    /// --max-connections).
+    #[arg(long, value_name = "N")]
+    max_per_client: Option<usize>,
     /// --tier all: join the tiers by tcp (loopback) or unix sockets.
     #[arg(long, default_value = "tcp")]
     inner: String,
@@ -292,6 +300,15 @@ fn serve_cmd(a: ServeArgs) -> Result<ExitCode, String> {
         app_connections: a.app_connections,
         db_connections: a.db_connections,
         max_connections: a.max_connections,
+        request_timeout: if a.request_timeout.is_finite() && a.request_timeout > 0.0 && a.request_timeout <= 3600.0 {
+            std::time::Duration::from_secs_f64(a.request_timeout)
+        } else {
+            return Err(format!("--request-timeout {}: expected seconds in (0, 3600]", a.request_timeout));
+        },
+        max_per_client: match a.max_per_client {
+            Some(0) => return Err("--max-per-client must be at least 1".into()),
+            n => n,
+        },
         inner,
         allow_faults: a.allow_fault_injection,
         quiet: a.quiet,

@@ -24,21 +24,26 @@ pub struct ServeArgs {
     /// Control port (0: any free port, printed on start).
     #[arg(long, default_value_t = DEFAULT_PORT)]
     port: u16,
-    /// Shared secret clients must prove they know (challenge-response; never sent).
+    /// Shared secret clients must prove they know (challenge-response; never sent). Visible to
+    /// every local user in `ps`: prefer --auth-token-file or INTERLAB_AUTH_TOKEN.
     #[arg(long, value_name = "TOKEN")]
     auth_token: Option<String>,
-    /// Read the shared secret from the first line of this file.
+    /// Read the shared secret from the first line of this file (else from INTERLAB_AUTH_TOKEN).
     #[arg(long, value_name = "FILE", conflicts_with = "auth_token")]
     auth_token_file: Option<PathBuf>,
-    /// Seconds a new client may take to say hello and authenticate.
+    /// Seconds a new client has for its whole handshake (hello, authentication, first setup)
+    /// and for a point's data connections to arrive.
     #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
     handshake_timeout: f64,
-    /// Seconds a session may sit idle (between messages, or on a data socket).
+    /// Seconds a session may make no progress on any of its connections before it is ended.
     #[arg(long, default_value_t = 60.0, value_name = "SECONDS")]
     idle_timeout: f64,
-    /// Sessions served at once.
+    /// Authenticated sessions served at once (1 to 4096).
     #[arg(long, default_value_t = 64)]
     max_sessions: usize,
+    /// Connections still in their handshake at once (1 to 4096); a new one beyond this drops the oldest.
+    #[arg(long, default_value_t = 16)]
+    max_preauth: usize,
     /// Do not log sessions on stderr.
     #[arg(long, short)]
     quiet: bool,
@@ -92,10 +97,11 @@ pub struct LiveArgs {
     /// SO_SNDBUF/SO_RCVBUF for data sockets, bytes (default: kernel autotuning).
     #[arg(long, value_name = "BYTES")]
     sockbuf: Option<String>,
-    /// Shared secret of the daemon(s).
+    /// Shared secret of the daemon(s). Visible to every local user in `ps`: prefer
+    /// --auth-token-file or INTERLAB_AUTH_TOKEN.
     #[arg(long, value_name = "TOKEN")]
     auth_token: Option<String>,
-    /// Read the shared secret from this file.
+    /// Read the shared secret from this file (else from INTERLAB_AUTH_TOKEN).
     #[arg(long, value_name = "FILE", conflicts_with = "auth_token")]
     auth_token_file: Option<PathBuf>,
     /// Print JSON Lines records instead of the table.
@@ -135,15 +141,29 @@ fn token(text: &Option<String>, file: &Option<PathBuf>) -> Result<Option<Token>,
     match (text, file) {
         (Some(t), _) => Token::new(t).map(Some).map_err(|e| format!("--auth-token: {e}")),
         (None, Some(f)) => Token::from_file(f).map(Some),
-        (None, None) => Ok(None),
+        (None, None) => match std::env::var(Token::ENV) {
+            Ok(t) if !t.is_empty() => Token::new(&t).map(Some).map_err(|e| format!("{}: {e}", Token::ENV)),
+            _ => Ok(None),
+        },
     }
 }
 
+/// Longest timeout a flag accepts, seconds (a week).
+const MAX_TIMEOUT_S: f64 = 604_800.0;
+
 fn secs(name: &str, v: f64) -> Result<Duration, String> {
-    if v.is_finite() && v > 0.0 {
+    if v.is_finite() && v > 0.0 && v <= MAX_TIMEOUT_S {
         Ok(Duration::from_secs_f64(v))
     } else {
-        Err(format!("--{name} {v}: expected a positive number of seconds"))
+        Err(format!("--{name} {v}: expected a number of seconds in (0, {MAX_TIMEOUT_S}]"))
+    }
+}
+
+fn count(name: &str, v: usize, max: usize) -> Result<usize, String> {
+    if (1..=max).contains(&v) {
+        Ok(v)
+    } else {
+        Err(format!("--{name} {v}: out of range (1 to {max})"))
     }
 }
 
@@ -154,7 +174,8 @@ pub fn serve(a: ServeArgs) -> Result<ExitCode, String> {
         token: token(&a.auth_token, &a.auth_token_file)?,
         handshake_timeout: secs("handshake-timeout", a.handshake_timeout)?,
         idle_timeout: secs("idle-timeout", a.idle_timeout)?,
-        max_sessions: a.max_sessions.max(1),
+        max_sessions: count("max-sessions", a.max_sessions, 4096)?,
+        max_preauth: count("max-preauth", a.max_preauth, 4096)?,
         verbose: !a.quiet,
     };
     let auth = if cfg.token.is_some() { "on" } else { "off" };
@@ -227,7 +248,7 @@ pub fn live(a: LiveArgs) -> Result<ExitCode, String> {
         Some(s) => {
             let v = parse_sizes(s).map_err(|e| format!("--sockbuf: {e}"))?;
             let b = *v.first().ok_or("--sockbuf: empty")?;
-            u32::try_from(b).map_err(|_| format!("--sockbuf {s}: too large (at most 2 GiB)"))?
+            u32::try_from(b).ok().filter(|&v| v <= interlab_live::dataplane::MAX_SOCKBUF).ok_or_else(|| format!("--sockbuf {s}: out of range (at most 1 GiB)"))?
         }
     };
     let confidence = confidence(&a)?;

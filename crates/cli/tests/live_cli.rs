@@ -194,9 +194,41 @@ fn bad_arguments_name_what_was_expected() {
         (&["hot-spot", "--peer", "127.0.0.1", "--peer", "127.0.0.2"][..], "one server"),
         (&["stream", "--peer", "127.0.0.1", "--iterations", "5"][..], "time-bounded"),
         (&["latency", "--peer", "127.0.0.1:1"][..], "cannot reach the daemon"),
+        // The allocation bomb and other numbers out of range are refused before connecting.
+        (&["latency", "--peer", "127.0.0.1:1", "--sizes", "64", "--iterations", "4294967295"][..], "out of range"),
+        (&["latency", "--peer", "127.0.0.1:1", "--warmup", "4294967295"][..], "warm-up of 4294967295 iterations is out of range"),
+        (&["bandwidth", "--peer", "127.0.0.1:1", "--window", "4294967295"][..], "window 4294967295 is out of range"),
+        (&["stream", "--peer", "127.0.0.1:1", "--time", "1e300"][..], "at most 86400 s"),
+        (&["stream", "--peer", "127.0.0.1:1", "--sizes", "1G"][..], "out of range (1 B to 64 MiB"),
     ] {
         let o = live(args);
         assert!(!o.status.success(), "{args:?} succeeded");
         assert!(text(&o).contains(expect), "{args:?}: expected `{expect}` in: {}", text(&o));
+    }
+}
+
+#[test]
+fn token_from_the_environment_and_serve_limits() {
+    // Neither --auth-token nor --auth-token-file: INTERLAB_AUTH_TOKEN (never on the command line).
+    let (child, line) = common::spawn_with_banner(
+        bin().args(["serve", "--port", "0", "--quiet", "--idle-timeout", "20"]).env("INTERLAB_AUTH_TOKEN", "env-token-456").stderr(Stdio::null()),
+    );
+    let s = Serve { child, addr: line.split_whitespace().nth(4).unwrap().to_string() };
+    assert!(line.contains("auth on"), "{line}");
+    let o = bin().args(["live", "rr", "--peer", &s.addr, "--iterations", "50", "--json", "--quiet"]).env("INTERLAB_AUTH_TOKEN", "env-token-456").output().unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let o = bin().args(["live", "rr", "--peer", &s.addr, "--iterations", "50", "--quiet"]).env("INTERLAB_AUTH_TOKEN", "wrong-token-789").output().unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o).contains("authentication failed"), "{}", text(&o));
+    drop(s);
+    for (args, expect) in [
+        (&["--handshake-timeout", "1e300"][..], "--handshake-timeout"),
+        (&["--idle-timeout", "0"][..], "--idle-timeout"),
+        (&["--max-sessions", "0"][..], "--max-sessions 0: out of range"),
+        (&["--max-preauth", "100000"][..], "--max-preauth 100000: out of range"),
+    ] {
+        let o = bin().args(["serve", "--port", "0"]).args(args).output().unwrap();
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(text(&o).contains(expect), "{args:?}: {}", text(&o));
     }
 }

@@ -5,9 +5,10 @@
 
 use crate::wire::{Addr, Conn};
 use std::io::{self, Read, Write};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-/// Largest request or response head, bytes.
+/// Largest request or response head, bytes (request or status line, headers and the blank
+/// line that ends them).
 pub const MAX_HEAD_BYTES: usize = 16 * 1024;
 /// Largest request body the server accepts, bytes.
 pub const MAX_REQUEST_BODY: usize = 1 << 20;
@@ -48,17 +49,54 @@ pub struct HttpStream {
     pub conn: Conn,
     buf: Vec<u8>,
     pos: usize,
+    /// Reads fail with [`HttpError::Timeout`] once this passes, however the bytes trickle in.
+    deadline: Option<Instant>,
+}
+
+fn set_read_timeout(c: &Conn, t: Option<Duration>) -> io::Result<()> {
+    match c {
+        Conn::Tcp(s) => s.set_read_timeout(t),
+        Conn::Unix(s) => s.set_read_timeout(t),
+    }
 }
 
 impl HttpStream {
     pub fn new(conn: Conn) -> HttpStream {
-        HttpStream { conn, buf: Vec::with_capacity(8192), pos: 0 }
+        HttpStream { conn, buf: Vec::with_capacity(8192), pos: 0, deadline: None }
+    }
+
+    /// Sets (or clears) an absolute deadline for every following read; `idle` is the read
+    /// timeout to restore when it is cleared.
+    pub fn set_deadline(&mut self, deadline: Option<Instant>, idle: Option<Duration>) {
+        self.deadline = deadline;
+        if deadline.is_none() {
+            let _ = set_read_timeout(&self.conn, idle);
+        }
+    }
+
+    /// Waits (with the connection's read timeout) until at least one byte of a next message
+    /// is buffered. Err(Closed) when the peer closed first.
+    pub fn wait_for_data(&mut self) -> Result<(), HttpError> {
+        if self.pos < self.buf.len() {
+            return Ok(());
+        }
+        match self.fill()? {
+            0 => Err(HttpError::Closed),
+            _ => Ok(()),
+        }
     }
 
     fn fill(&mut self) -> Result<usize, HttpError> {
         if self.pos > 0 && self.pos == self.buf.len() {
             self.buf.clear();
             self.pos = 0;
+        }
+        if let Some(d) = self.deadline {
+            let left = d.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(HttpError::Timeout);
+            }
+            set_read_timeout(&self.conn, Some(left)).map_err(io_err)?;
         }
         let mut tmp = [0u8; 16384];
         loop {
@@ -75,16 +113,22 @@ impl HttpStream {
 
     /// Reads up to and including the blank line ending a head.
     pub fn read_head(&mut self) -> Result<Vec<u8>, HttpError> {
+        // Bytes already searched (a head dripped a byte at a time is not rescanned).
+        let mut from = 0usize;
         loop {
             let avail = &self.buf[self.pos..];
-            if let Some(i) = find(avail, b"\r\n\r\n") {
+            // The limit is exact: a head of MAX_HEAD_BYTES (its blank line included) is
+            // read, one byte more is refused, wherever the reads happened to split it.
+            let lim = avail.len().min(MAX_HEAD_BYTES);
+            if let Some(i) = find(&avail[from.min(lim)..lim], b"\r\n\r\n").map(|i| i + from.min(lim)) {
                 let head = avail[..i + 4].to_vec();
                 self.pos += i + 4;
                 return Ok(head);
             }
-            if avail.len() > MAX_HEAD_BYTES {
+            if avail.len() >= MAX_HEAD_BYTES {
                 return Err(HttpError::Bad(431, format!("head longer than {MAX_HEAD_BYTES} bytes")));
             }
+            from = lim.saturating_sub(3);
             let had = avail.len();
             if self.fill()? == 0 {
                 return Err(if had == 0 { HttpError::Closed } else { HttpError::Io(io::Error::new(io::ErrorKind::UnexpectedEof, "connection closed inside a head")) });

@@ -76,6 +76,10 @@ pub struct ServeOptions {
     pub app_connections: usize,
     pub db_connections: usize,
     pub max_connections: usize,
+    /// Web tier: deadline for a request's head and body once its first byte arrived.
+    pub request_timeout: Duration,
+    /// Web tier: browser connections per client address (None: 3/4 of max_connections).
+    pub max_per_client: Option<usize>,
     pub inner: Inner,
     pub allow_faults: bool,
     pub quiet: bool,
@@ -199,6 +203,8 @@ fn run_one(opts: &ServeOptions, tier: TierSel) -> Result<(), String> {
                 app_connections: opts.app_connections,
                 max_connections: opts.max_connections,
                 idle_timeout: Duration::from_secs(300),
+                request_timeout: opts.request_timeout,
+                max_per_client: opts.max_per_client.unwrap_or_else(|| webtier::default_max_per_client(opts.max_connections)),
                 trace,
                 quiet: opts.quiet,
             };
@@ -320,6 +326,10 @@ fn run_all(opts: &ServeOptions, child: &ChildCommand) -> Result<(), String> {
 
         let mut a = vec!["--tier".into(), "web".into(), "--listen".into(), opts.listen.to_string(), "--app-tier".into(), app_addr.clone()];
         a.extend(["--app-connections".into(), opts.app_connections.to_string(), "--max-connections".into(), opts.max_connections.to_string()]);
+        a.extend(["--request-timeout".into(), opts.request_timeout.as_secs_f64().to_string()]);
+        if let Some(n) = opts.max_per_client {
+            a.extend(["--max-per-client".into(), n.to_string()]);
+        }
         if let Some(p) = &opts.trace {
             a.extend(["--trace".into(), p.display().to_string()]);
         }

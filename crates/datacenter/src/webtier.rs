@@ -15,6 +15,7 @@ use crate::tpcw::Interaction;
 use crate::trace::{now_us, Kind, Source, Tier, TierTrace, TraceRecord, TraceWriter, TRACE_VERSION};
 use crate::wire::{Addr, Listener, Pool};
 use std::collections::HashMap;
+use std::net::IpAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -28,8 +29,13 @@ pub struct WebConfig {
     pub app_connections: usize,
     /// Browser connections served at once (more get 503).
     pub max_connections: usize,
-    /// How long a kept-alive browser connection may sit idle.
+    /// How long a kept-alive browser connection may sit idle between requests.
     pub idle_timeout: Duration,
+    /// From a request's first byte, how long its head and body may take to arrive whole
+    /// (a deadline, not a per-read timeout: a client that drips bytes is cut off).
+    pub request_timeout: Duration,
+    /// Browser connections one client address may hold at once (more get 503).
+    pub max_per_client: usize,
     pub trace: Option<TraceWriter>,
     pub quiet: bool,
 }
@@ -144,9 +150,17 @@ fn req_id(req: &Request) -> (Option<u32>, Option<u64>) {
 }
 
 fn connection(web: &Web, conn: crate::wire::Conn) {
-    let _ = conn.set_timeouts(Some(web.cfg.idle_timeout), Some(web.cfg.idle_timeout));
+    let idle = web.cfg.idle_timeout;
+    let _ = conn.set_timeouts(Some(idle), Some(idle));
     let mut s = HttpStream::new(conn);
     loop {
+        // Between requests a kept-alive connection may idle; once a request starts, all of
+        // it must arrive within the request deadline.
+        s.set_deadline(None, Some(idle));
+        if s.wait_for_data().is_err() {
+            return;
+        }
+        s.set_deadline(Some(Instant::now() + web.cfg.request_timeout), None);
         let c0 = thread_cpu_ns();
         let req = match read_request(&mut s) {
             Ok(r) => r,
@@ -154,8 +168,14 @@ fn connection(web: &Web, conn: crate::wire::Conn) {
                 let _ = write_response(&mut s.conn, code, "text/plain; charset=utf-8", &[], format!("{msg}\n").as_bytes(), false);
                 return;
             }
+            Err(HttpError::Timeout) => {
+                let msg = format!("request not received whole within {} s\n", web.cfg.request_timeout.as_secs_f64());
+                let _ = write_response(&mut s.conn, 408, "text/plain; charset=utf-8", &[], msg.as_bytes(), false);
+                return;
+            }
             Err(_) => return,
         };
+        s.set_deadline(None, Some(idle));
         let t0 = Instant::now();
         let t_us = now_us();
         let client_trace = req.header("x-interlab-trace") == Some("1");
@@ -206,6 +226,7 @@ pub fn serve(cfg: WebConfig, ready: impl FnOnce(&Addr)) -> Result<(), String> {
     ready(&listener.local_addr());
     let web = Arc::new(Web { cfg: cfg.clone(), pool, images: Mutex::new((HashMap::new(), 0)) });
     let active = Arc::new(AtomicUsize::new(0));
+    let per_client: Arc<Mutex<HashMap<IpAddr, usize>>> = Arc::new(Mutex::new(HashMap::new()));
     loop {
         let conn = match listener.accept() {
             Ok(c) => c,
@@ -217,18 +238,60 @@ pub fn serve(cfg: WebConfig, ready: impl FnOnce(&Addr)) -> Result<(), String> {
         };
         if active.load(Ordering::SeqCst) >= cfg.max_connections {
             let mut c = conn;
+            let _ = c.set_timeouts(Some(Duration::from_millis(100)), Some(Duration::from_millis(100)));
             let _ = write_response(&mut c, 503, "text/plain", &[], b"too many connections\n", false);
             continue;
         }
+        let ip = match &conn {
+            crate::wire::Conn::Tcp(s) => s.peer_addr().ok().map(|a| a.ip().to_canonical()),
+            crate::wire::Conn::Unix(_) => None,
+        };
+        if let Some(ip) = ip {
+            let mut m = per_client.lock().unwrap_or_else(|e| e.into_inner());
+            let n = m.entry(ip).or_insert(0);
+            if *n >= cfg.max_per_client.max(1) {
+                drop(m);
+                let mut c = conn;
+                let _ = c.set_timeouts(Some(Duration::from_millis(100)), Some(Duration::from_millis(100)));
+                let msg = format!("too many connections from {ip} (at most {} per client address)\n", cfg.max_per_client.max(1));
+                let _ = write_response(&mut c, 503, "text/plain", &[], msg.as_bytes(), false);
+                continue;
+            }
+            *n += 1;
+        }
         active.fetch_add(1, Ordering::SeqCst);
-        let (web, done) = (web.clone(), active.clone());
+        let (web, done, pc) = (web.clone(), active.clone(), per_client.clone());
+        let release = move || {
+            done.fetch_sub(1, Ordering::SeqCst);
+            if let Some(ip) = ip {
+                let mut m = pc.lock().unwrap_or_else(|e| e.into_inner());
+                if let Some(n) = m.get_mut(&ip) {
+                    *n -= 1;
+                    if *n == 0 {
+                        m.remove(&ip);
+                    }
+                }
+            }
+        };
+        let release = Arc::new(Mutex::new(Some(release)));
+        let r2 = release.clone();
         let spawned = std::thread::Builder::new().name("web-conn".into()).stack_size(512 * 1024).spawn(move || {
             connection(&web, conn);
-            done.fetch_sub(1, Ordering::SeqCst);
+            if let Some(f) = r2.lock().ok().and_then(|mut g| g.take()) {
+                f();
+            }
         });
         if let Err(e) = spawned {
             eprintln!("interlab datacenter web: cannot start a connection thread: {e}");
-            active.fetch_sub(1, Ordering::SeqCst);
+            if let Some(f) = release.lock().ok().and_then(|mut g| g.take()) {
+                f();
+            }
         }
     }
+}
+
+/// Default for [`WebConfig::max_per_client`]: three quarters of the connections, so one
+/// address can never take the last quarter (and at least one).
+pub fn default_max_per_client(max_connections: usize) -> usize {
+    (max_connections.saturating_mul(3) / 4).max(1)
 }

@@ -3,7 +3,7 @@
 use interlab_model::params::{ParamError, Table};
 use interlab_model::ulp::sock::{SockKind, SockStack};
 use interlab_model::{Initiator, MpiDesign, Ports, Profile, Service, Topology, VerbsSetup};
-use interlab_patterns::{parse_sizes, Op, PatternKind, PatternSpec};
+use interlab_patterns::{limits, parse_sizes, Op, PatternKind, PatternSpec};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -179,7 +179,7 @@ fn sock_stack(l: &mut Layers, word: &str) -> Result<Option<SockStack>, ParamErro
         }
     }
     s.aic = l.pick("aic").bool_or("aic", true)?;
-    s.eth_mtu = l.pick("mtu").int_or("mtu", 0, 0)? as u32;
+    s.eth_mtu = l.pick("mtu").int_in("mtu", 0, 0, 65_535)? as u32;
     if s.kind == SockKind::Sdp && word == "sdp" {
         s.sdp_zcopy_threshold = l.pick("sdp_threshold").int_or("sdp_threshold", s.sdp_zcopy_threshold, 1)?;
     }
@@ -205,8 +205,10 @@ fn parse_series(file: &str, base: Option<&Path>, l: &mut Layers, label_default: 
     let label = l.pick("label").opt_string("label")?.unwrap_or(label_default).to_string();
     let t = l.pick("profile");
     let profile_name = t.string("profile")?.to_string();
+    // A profile that does not exist is the spec's error (its `profile` key); one that exists
+    // but does not parse is the profile file's, named with its path.
     let profile = load_profile(&profile_name, base).map_err(|e| {
-        if e.file == profile_name {
+        if e.file == profile_name && e.key.is_empty() && e.message.starts_with("no such profile") {
             t.err("profile", e.message)
         } else {
             e
@@ -222,18 +224,28 @@ fn parse_series(file: &str, base: Option<&Path>, l: &mut Layers, label_default: 
     };
     let names: Vec<&str> = Op::ALL.iter().map(|o| o.name()).collect();
     let op = Op::from_name(&l.pick("op").choice("op", &names, Some("rdma_write"))?).expect("choice checked");
-    let window = l.pick("window").int_or("window", 64, 1)? as u32;
-    let warmup = l.pick("warmup").int_or("warmup", 10, 0)? as u32;
-    let iterations = l.pick("iterations").int_or("iterations", 100, 1)? as u32;
+    // Checked conversions: a count that does not fit is an error, never a truncation.
+    let window = l.pick("window").int_in("window", 64, 1, limits::MAX_WINDOW as u64)? as u32;
+    let warmup = l.pick("warmup").int_in("warmup", 10, 0, limits::MAX_ITERATIONS as u64)? as u32;
+    // A latency series keeps one 8-byte sample per iteration.
+    let max_iter = if kind == PatternKind::Latency { limits::MAX_LATENCY_SAMPLES } else { limits::MAX_ITERATIONS };
+    let iterations = l.pick("iterations").int_in("iterations", 100, 1, max_iter as u64)? as u32;
     let t = l.pick("sizes");
     let sizes = match t.value("sizes") {
         None => return Err(t.err("sizes", "missing (expected e.g. \"1..1M\" or [4, 64, 1024])")),
-        Some(toml::Value::String(s)) => parse_sizes(s).map_err(|m| t.err("sizes", m))?,
+        Some(toml::Value::String(s)) => {
+            let v = parse_sizes(s).map_err(|m| t.err("sizes", m))?;
+            if let Some(big) = v.iter().find(|&&x| x > limits::MAX_MESSAGE_BYTES) {
+                return Err(t.err("sizes", format!("{big} is out of range (allowed 1 to {} bytes)", limits::MAX_MESSAGE_BYTES)));
+            }
+            v
+        }
         Some(toml::Value::Array(a)) => {
             let mut v = Vec::new();
             for x in a {
                 match x {
-                    toml::Value::Integer(i) if *i >= 1 => v.push(*i as u64),
+                    toml::Value::Integer(i) if (1..=limits::MAX_MESSAGE_BYTES as i64).contains(i) => v.push(*i as u64),
+                    toml::Value::Integer(i) => return Err(t.err("sizes", format!("{i} is out of range (sizes are positive integers, allowed 1 to {} bytes)", limits::MAX_MESSAGE_BYTES))),
                     other => return Err(t.err("sizes", format!("expected positive integers (bytes), found {other}"))),
                 }
             }
@@ -285,7 +297,7 @@ fn parse_series(file: &str, base: Option<&Path>, l: &mut Layers, label_default: 
         "uc" => Some(MpiDesign::Uc),
         _ => None,
     };
-    let qps_per_port = l.pick("qps_per_port").int_or("qps_per_port", 1, 1)? as u32;
+    let qps_per_port = l.pick("qps_per_port").int_in("qps_per_port", 1, 1, 4096)? as u32;
     if mpi.is_some() && profile.mpi.is_none() {
         return Err(l.pick("mpi").err("mpi", format!("profile {} has no [mpi] section (MPI library parameters)", profile.id)));
     }
@@ -335,7 +347,7 @@ fn parse_series(file: &str, base: Option<&Path>, l: &mut Layers, label_default: 
         trial.validate(&pattern).map_err(|e| ParamError { file: file.to_string(), key: format!("series `{label}`"), message: format!("{e} ({n} processes per node)") })?;
     }
     let t = l.pick("window_bytes");
-    let window_bytes = if t.has("window_bytes") { Some(t.int_or("window_bytes", 0, 1)?) } else { None };
+    let window_bytes = if t.has("window_bytes") { Some(t.int_in("window_bytes", 0, 1, 1 << 40)?) } else { None };
     Ok(SeriesSpec { label, profile_name, setup, pattern, sizes, distances, clients, procs: procs_list, measure, window_bytes })
 }
 
@@ -457,7 +469,7 @@ sizes = [8192]
             ("[experiment]\nname=\"t\"\nprofile=\"xeon-mt25208-pcie\"\n[pattern]\nkind=\"latency\"\nsizes=[0]", "sizes", "positive"),
             ("[experiment]\nname=\"t\"\nprofile=\"xeon-mt25208-pcie\"\n[pattern]\nkind=\"latency\"\nsizes=\"4\"\nwindw=3", "pattern.windw", "unknown key"),
             ("[experiment]\nname=\"t\"\nprofile=\"xeon-mt25208-pcie\"\ncolour=1\n[pattern]\nkind=\"latency\"\nsizes=\"4\"", "colour", "unknown key"),
-            ("[experiment]\nname=\"t\"\nprofile=\"xeon-mt25208-pcie\"\n[pattern]\nkind=\"latency\"\nsizes=\"4\"\nwindow=0", "window", "integer >= 1"),
+            ("[experiment]\nname=\"t\"\nprofile=\"xeon-mt25208-pcie\"\n[pattern]\nkind=\"latency\"\nsizes=\"4\"\nwindow=0", "window", "0 is out of range (allowed 1 to"),
             ("[experiment]\nname=\"t\"\nprofile=\"xeon-mt25208-pcie\"\n[pattern]\nkind=\"latency\"\nsizes=\"4K\"\nop=\"rdma_read\"\n[transport]\nservice=\"ud\"", "series", "UD carries only"),
             ("[experiment]\nname=\"t\"\nprofile=\"xeon-mt25208-pcie\"\n[pattern]\nkind=\"latency\"\nsizes=\"4\"\n[[series]]\nlabel=\"a\"\nbogus=1", "series[0].bogus", "unknown key"),
             ("series=3\n[experiment]\nname=\"t\"\nprofile=\"xeon-mt25208-pcie\"\n[pattern]\nkind=\"latency\"\nsizes=\"4\"", "series", "expected [[series]]"),
@@ -481,6 +493,15 @@ sizes = [8192]
             ("[experiment]\nname=\"t\"\nprofile=\"r805-connectx-ddr\"\n[pattern]\nkind=\"bandwidth\"\nop=\"send\"\nsizes=\"4\"\nsocket=\"eth\"\nsocket_mix=\"sdp\"\nprocesses_per_node=1", "series", "two process pairs"),
             ("[experiment]\nname=\"t\"\nprofile=\"r805-connectx-ddr\"\n[pattern]\nkind=\"bandwidth\"\nop=\"send\"\nsizes=\"4\"\nsocket=\"eth\"\nlro=\"yes\"", "lro", "true or false"),
             ("[experiment]\nname=\"t\"\nprofile=\"xeon-mt25208-pcie\"\nengine=\"gpu\"\n[pattern]\nkind=\"latency\"\nsizes=\"4\"", "engine", "expected one of"),
+            // Numbers that used to be truncated by `as u32` or accepted however large.
+            ("[experiment]\nname=\"t\"\nprofile=\"xeon-mt25208-pcie\"\n[pattern]\nkind=\"bandwidth\"\nsizes=\"4\"\niterations=4294967296", "iterations", "4294967296 is out of range (allowed 1 to 1073741824)"),
+            ("[experiment]\nname=\"t\"\nprofile=\"xeon-mt25208-pcie\"\n[pattern]\nkind=\"latency\"\nsizes=\"4\"\niterations=10000000", "iterations", "allowed 1 to 8388608"),
+            ("[experiment]\nname=\"t\"\nprofile=\"xeon-mt25208-pcie\"\n[pattern]\nkind=\"bandwidth\"\nsizes=\"4\"\nwindow=4294967296", "window", "4294967296 is out of range (allowed 1 to 1048576)"),
+            ("[experiment]\nname=\"t\"\nprofile=\"xeon-mt25208-pcie\"\n[pattern]\nkind=\"bandwidth\"\nsizes=\"4\"\nwarmup=-1", "warmup", "-1 is out of range"),
+            ("[experiment]\nname=\"t\"\nprofile=\"xeon-mt25208-pcie\"\n[pattern]\nkind=\"bandwidth\"\nsizes=[1000000000000]", "sizes", "1000000000000 is out of range (sizes are positive integers, allowed 1 to 1073741824 bytes)"),
+            ("[experiment]\nname=\"t\"\nprofile=\"xeon-mt25208-pcie\"\n[pattern]\nkind=\"bandwidth\"\nsizes=\"4..2G\"", "sizes", "out of range"),
+            ("[experiment]\nname=\"t\"\nprofile=\"xeon-mt25208-pcie\"\n[pattern]\nkind=\"bandwidth\"\nsizes=\"99999999999G\"", "sizes", "too large"),
+            ("[experiment]\nname=\"t\"\nprofile=\"xeon-mt25208-pcie\"\n[pattern]\nkind=\"latency\"\nsizes=\"4\"\nqps_per_port=4294967297", "qps_per_port", "out of range"),
         ];
         for (text, key, msg) in cases {
             let e = err(text);
@@ -496,5 +517,23 @@ sizes = [8192]
         let e = err(&format!("[experiment]\nname=\"t\"\nprofile=\"{}\"\n[pattern]\nkind=\"bandwidth\"\nop=\"send\"\nsizes=\"4\"\nsocket=\"eth\"", path.display()));
         let _ = std::fs::remove_file(&path);
         assert!(e.key.contains("series") && e.message.contains("no Ethernet port"), "{e}");
+    }
+
+    #[test]
+    fn a_profile_that_is_not_toml_is_named_as_the_file_at_fault() {
+        let dir = std::env::temp_dir().join(format!("interlab-badprof-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let prof = dir.join("prof.toml");
+        std::fs::write(&prof, "this is = = not toml\n").unwrap();
+        let spec = "[experiment]\nname=\"t\"\nprofile=\"prof.toml\"\n[pattern]\nkind=\"latency\"\nsizes=\"4\"";
+        // Relative to the spec's directory, and as an absolute path.
+        let e1 = parse_experiment("spec.toml", spec, Some(&dir)).unwrap_err();
+        let abs = spec.replace("prof.toml", &prof.display().to_string());
+        let e2 = parse_experiment("spec.toml", &abs, None).unwrap_err();
+        let _ = std::fs::remove_dir_all(&dir);
+        for e in [e1, e2] {
+            assert!(e.file.ends_with("prof.toml"), "error names {} instead of the profile file: {e}", e.file);
+            assert!(e.message.contains("TOML"), "{e}");
+        }
     }
 }

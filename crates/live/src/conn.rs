@@ -47,7 +47,7 @@ pub fn set_bufs(fd: &impl AsRawFd, bytes: u32) {
     if bytes == 0 {
         return;
     }
-    let v = bytes as libc::c_int;
+    let v = libc::c_int::try_from(bytes).unwrap_or(libc::c_int::MAX);
     for opt in [libc::SO_SNDBUF, libc::SO_RCVBUF] {
         // SAFETY: setsockopt with a pointer to a c_int we own and its size.
         unsafe {

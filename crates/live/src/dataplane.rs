@@ -12,7 +12,7 @@ use std::io::Read;
 use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream, UdpSocket};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -20,8 +20,23 @@ use std::time::{Duration, Instant};
 
 /// Largest message a daemon accepts to carry, bytes.
 pub const MAX_MESSAGE: u64 = 64 << 20;
-/// Message buffers one session may make the daemon allocate, bytes.
+/// Message buffers one session may make the daemon allocate, bytes: per channel the
+/// largest message (or the stream receive buffer) plus one window of posted outputs.
 pub const MAX_SESSION_BUFFERS: u64 = 256 << 20;
+/// Latency samples the daemon's initiators may keep for one phase, bytes (8 per sample,
+/// all channels together); the PhaseResult carrying them must fit the client's 64 MiB
+/// frame limit.
+pub const MAX_PHASE_SAMPLE_BYTES: u64 = 60 << 20;
+/// Largest SO_SNDBUF/SO_RCVBUF a Setup may ask for, bytes (the kernel caps it further at
+/// net.core.wmem_max/rmem_max).
+pub const MAX_SOCKBUF: u32 = 1 << 30;
+/// Longest warm-up or measured time of a streaming phase, picoseconds (24 h).
+pub const MAX_PHASE_PS: u64 = 86_400 * crate::clock::PS_PER_S;
+/// A daemon initiator on a datagram channel that sees no reply for this long takes the
+/// datagram as lost and ends the phase on that channel with an error (no retransmission).
+pub const UDP_STALL: Duration = Duration::from_secs(2);
+/// Bytes one posted output of a window occupies while the window is being sent.
+const OUTPUT_BYTES: u64 = std::mem::size_of::<interlab_patterns::Output>() as u64;
 
 fn stream_buf() -> u64 {
     crate::engine::stream::RECV_BUF as u64
@@ -41,15 +56,19 @@ pub fn validate(s: &Setup) -> Result<(), String> {
     if s.window == 0 || s.window > 1 << 20 {
         return Err(format!("window {} is out of range (1 to 1048576 messages)", s.window));
     }
+    if s.sockbuf > MAX_SOCKBUF {
+        return Err(format!("socket buffer of {} B is out of range (0 to {} MiB)", s.sockbuf, MAX_SOCKBUF >> 20));
+    }
     if s.channels.is_empty() || s.channels.len() > 256 {
         return Err(format!("{} channels requested (1 to 256 per session)", s.channels.len()));
     }
-    let per_chan = s.size.max(s.response_size).max(stream_buf());
+    let per_chan = s.size.max(s.response_size).max(stream_buf()).saturating_add((s.window as u64).saturating_mul(OUTPUT_BYTES));
     if per_chan.saturating_mul(s.channels.len() as u64) > MAX_SESSION_BUFFERS {
         return Err(format!(
-            "{} channels of {} B messages need more than the {} MiB of buffers a session may use",
+            "{} channels of {} B messages (window {}) need more than the {} MiB of buffers a session may use",
             s.channels.len(),
             s.size.max(s.response_size),
+            s.window,
             MAX_SESSION_BUFFERS >> 20
         ));
     }
@@ -76,6 +95,42 @@ pub fn validate(s: &Setup) -> Result<(), String> {
     Ok(())
 }
 
+/// Checks a Phase against the point's Setup before any initiator starts on it.
+pub fn check_phase(s: &Setup, p: &Phase) -> Result<(), String> {
+    interlab_patterns::limits::check_iterations(p.warmup as u64, p.iterations as u64, false)?;
+    for (what, ps) in [("warm-up time", p.warmup_ps), ("measured time", p.duration_ps)] {
+        if ps > MAX_PHASE_PS {
+            return Err(format!("{what} of {} s is out of range (0 to {} s)", ps / crate::clock::PS_PER_S, MAX_PHASE_PS / crate::clock::PS_PER_S));
+        }
+    }
+    let sampling = s.channels.iter().filter(|c| c.server_initiates && s.base == BaseCode::PingPong).count() as u64;
+    let bytes = sampling.saturating_mul(p.iterations as u64).saturating_mul(8);
+    if bytes > MAX_PHASE_SAMPLE_BYTES {
+        return Err(format!(
+            "{} iterations on {sampling} daemon-initiated ping-pong channel(s) would keep {} MiB of samples; the limit is {} MiB ({} iterations on one channel)",
+            p.iterations,
+            bytes >> 20,
+            MAX_PHASE_SAMPLE_BYTES >> 20,
+            MAX_PHASE_SAMPLE_BYTES / 8
+        ));
+    }
+    Ok(())
+}
+
+/// The watchdog's view of one of the daemon's initiators.
+struct InitWatch {
+    chan: u32,
+    progress: Arc<AtomicU64>,
+    closer: crate::conn::Closer,
+    datagram: bool,
+    /// In a phase and not yet reported.
+    running: bool,
+    seen: u64,
+    since: Instant,
+    /// Closed by the watchdog in this phase.
+    stalled: Option<Duration>,
+}
+
 enum Listening {
     Tcp(TcpListener),
     Unix(UnixListener),
@@ -97,6 +152,15 @@ pub struct DataPlane {
     receivers: BTreeMap<u32, SharedReceiver>,
     txn_thread: Option<JoinHandle<Result<(), String>>>,
     pub clock: Clock,
+    /// Progress counters of every worker (responders, initiators, the transaction server).
+    progress: Vec<Arc<AtomicU64>>,
+    last_total: u64,
+    watch: Vec<InitWatch>,
+    /// Initiator results of the running phase already collected.
+    pending: Vec<InitResult>,
+    /// Datagrams dropped because they came from another address than the control peer's
+    /// or did not carry the session's cookie.
+    pub dropped_datagrams: u64,
 }
 
 impl DataPlane {
@@ -148,6 +212,11 @@ impl DataPlane {
             receivers: BTreeMap::new(),
             txn_thread: None,
             clock: Clock::default(),
+            progress: vec![],
+            last_total: 0,
+            watch: vec![],
+            pending: vec![],
+            dropped_datagrams: 0,
         };
         Ok((plane, ok))
     }
@@ -157,7 +226,9 @@ impl DataPlane {
     }
 
     /// Accepts and checks every data channel (within `timeout`), then starts the workers.
-    pub fn accept(&mut self, timeout: Duration, idle: Duration) -> Result<(), String> {
+    /// UDP hellos are taken only from `peer` (the control connection's peer address):
+    /// anything else is dropped and counted, so the daemon never sends to a third party.
+    pub fn accept(&mut self, timeout: Duration, idle: Duration, peer: IpAddr) -> Result<(), String> {
         let listening = self.listening.take().ok_or("data plane already started")?;
         let connecting = matches!(self.setup.base, BaseCode::Connect | BaseCode::Crr);
         let mut conns: BTreeMap<u32, DataConn> = BTreeMap::new();
@@ -171,11 +242,12 @@ impl DataPlane {
                 while conns.len() < wanted.len() {
                     match l.accept() {
                         Ok((s, _)) => {
-                            if let Some(ch) = check_stream(&s, &self.cookie, &wanted, &conns) {
+                            if let Some(ch) = check_stream(&s, &self.cookie, &wanted, &conns, deadline) {
                                 conns.insert(ch, DataConn::Tcp(s));
                             }
+                            wait_or_fail(deadline, conns.len(), wanted.len(), false)?;
                         }
-                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => wait_or_fail(deadline, conns.len(), wanted.len())?,
+                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => wait_or_fail(deadline, conns.len(), wanted.len(), true)?,
                         Err(e) => return Err(format!("accepting data connections: {e}")),
                     }
                 }
@@ -185,11 +257,12 @@ impl DataPlane {
                 while conns.len() < wanted.len() {
                     match l.accept() {
                         Ok((s, _)) => {
-                            if let Some(ch) = check_unix(&s, &self.cookie, &wanted, &conns) {
+                            if let Some(ch) = check_unix(&s, &self.cookie, &wanted, &conns, deadline) {
                                 conns.insert(ch, DataConn::Unix(s));
                             }
+                            wait_or_fail(deadline, conns.len(), wanted.len(), false)?;
                         }
-                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => wait_or_fail(deadline, conns.len(), wanted.len())?,
+                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => wait_or_fail(deadline, conns.len(), wanted.len(), true)?,
                         Err(e) => return Err(format!("accepting data connections: {e}")),
                     }
                 }
@@ -204,12 +277,16 @@ impl DataPlane {
                         }
                         s.set_read_timeout(Some(left)).map_err(|e| e.to_string())?;
                         match s.recv_from(&mut b) {
-                            Ok((n, from)) if n == HELLO_BYTES && parse_hello(&b[..n], &self.cookie) == Some(chan) => {
+                            Ok((n, from)) if same_ip(from.ip(), peer) && n == HELLO_BYTES && parse_hello(&b[..n], &self.cookie) == Some(chan) => {
+                                // Connected: the kernel now drops datagrams from any other source.
                                 s.connect(from).map_err(|e| format!("channel {chan}: {e}"))?;
                                 let _ = s.send(&self.cookie);
                                 break;
                             }
-                            Ok(_) => continue,
+                            Ok(_) => {
+                                self.dropped_datagrams += 1;
+                                continue;
+                            }
                             Err(e) if crate::conn::is_timeout(&e) => continue,
                             Err(e) => return Err(format!("channel {chan}: UDP hello: {e}")),
                         }
@@ -225,9 +302,11 @@ impl DataPlane {
         let spec = self.spec(self.setup.channels[0].chan);
         let stop = self.stop.clone();
         let sockbuf = self.setup.sockbuf;
+        let progress = Arc::new(AtomicU64::new(0));
+        self.progress.push(progress.clone());
         let h = std::thread::Builder::new()
             .name("txn-accept".into())
-            .spawn(move || serve_connecting(&spec, &l, sockbuf, &stop))
+            .spawn(move || serve_connecting(&spec, &l, sockbuf, &stop, &progress))
             .map_err(|e| e.to_string())?;
         self.txn_thread = Some(h);
         Ok(())
@@ -252,9 +331,20 @@ impl DataPlane {
             conn.keepalive(idle);
             self.closers.push(conn.closer().map_err(|e| e.to_string())?);
             let spec = self.spec(chan);
+            let progress = Arc::new(AtomicU64::new(0));
+            self.progress.push(progress.clone());
             if server_initiates {
                 let (ptx, prx) = channel();
-                let progress = Arc::new(std::sync::atomic::AtomicU64::new(0));
+                self.watch.push(InitWatch {
+                    chan,
+                    progress: progress.clone(),
+                    closer: conn.closer().map_err(|e| e.to_string())?,
+                    datagram: conn.is_datagram(),
+                    running: false,
+                    seen: 0,
+                    since: Instant::now(),
+                    stalled: None,
+                });
                 let h = spawn_initiator(spec, progress, Some(conn), None, self.setup.sockbuf, self.clock, prx, rtx.clone()).map_err(|e| e.to_string())?;
                 self.initiators.push((chan, ptx, h));
             } else {
@@ -265,7 +355,7 @@ impl DataPlane {
                 } else {
                     None
                 };
-                let h = spawn_responder(spec, conn, self.clock, self.stop.clone(), recv).map_err(|e| e.to_string())?;
+                let h = spawn_responder(spec, conn, self.clock, self.stop.clone(), recv, progress).map_err(|e| e.to_string())?;
                 self.responders.push(h);
             }
         }
@@ -275,11 +365,17 @@ impl DataPlane {
 
     /// Starts the daemon's initiators on a phase.
     pub fn start_phase(&mut self, p: &Phase) -> Result<(), String> {
-        let res = StreamReceiver::resolution_for(p.warmup_ps + p.duration_ps);
+        check_phase(&self.setup, p)?;
+        let res = StreamReceiver::resolution_for(p.warmup_ps.saturating_add(p.duration_ps));
         for r in self.receivers.values() {
             if let Ok(mut r) = r.lock() {
                 r.set_resolution(res);
             }
+        }
+        self.pending.clear();
+        let now = Instant::now();
+        for w in &mut self.watch {
+            (w.running, w.seen, w.since, w.stalled) = (true, w.progress.load(Ordering::Relaxed), now, None);
         }
         for (chan, tx, _) in &self.initiators {
             tx.send(*p).map_err(|_| format!("channel {chan}: the initiator has stopped (an earlier phase failed)"))?;
@@ -287,18 +383,77 @@ impl DataPlane {
         Ok(())
     }
 
-    /// Waits for the daemon's initiators to finish the phase.
-    pub fn finish_initiators(&mut self) -> Vec<InitResult> {
-        let mut out = Vec::new();
+    fn collected(&mut self, r: InitResult) {
+        if let Some(w) = self.watch.iter_mut().find(|w| w.chan == r.chan) {
+            w.running = false;
+        }
+        self.pending.push(r);
+    }
+
+    /// The watchdog, called every few hundred milliseconds by the control thread while a
+    /// phase runs: collects finished initiators, closes the channel of a running datagram
+    /// initiator that got no reply for [`UDP_STALL`] (capped at `idle`: the datagram is
+    /// taken as lost and the channel reports an error), and tells whether any worker of the
+    /// session made progress since the last call.
+    pub fn poll(&mut self, idle: Duration) -> bool {
         if let Some(rx) = &self.results {
-            for _ in 0..self.initiators.len() {
-                match rx.recv() {
-                    Ok(r) => out.push(r),
-                    Err(_) => break,
+            let got: Vec<InitResult> = rx.try_iter().collect();
+            for r in got {
+                self.collected(r);
+            }
+        }
+        let now = Instant::now();
+        for w in &mut self.watch {
+            // Stream channels have the session's rule only (nothing moved for `idle`).
+            if !w.running || w.stalled.is_some() || !w.datagram {
+                continue;
+            }
+            let v = w.progress.load(Ordering::Relaxed);
+            let limit = UDP_STALL.min(idle);
+            if v != w.seen {
+                (w.seen, w.since) = (v, now);
+            } else if now.duration_since(w.since) >= limit {
+                w.stalled = Some(limit);
+                w.closer.close();
+            }
+        }
+        let total = self.progress.iter().fold(0u64, |a, p| a.wrapping_add(p.load(Ordering::Relaxed)));
+        let moved = total != self.last_total;
+        self.last_total = total;
+        moved
+    }
+
+    /// Waits for the daemon's initiators to finish the phase, running the watchdog. Err when
+    /// nothing in the session moved for `idle` since `last_progress` (which it updates).
+    pub fn finish_initiators(&mut self, idle: Duration, last_progress: &mut Instant) -> Result<Vec<InitResult>, String> {
+        loop {
+            if self.pending.len() >= self.initiators.len() {
+                break;
+            }
+            let Some(rx) = &self.results else { break };
+            match rx.recv_timeout(Duration::from_millis(100)) {
+                Ok(r) => {
+                    self.collected(r);
+                    *last_progress = Instant::now();
+                }
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                    if self.poll(idle) {
+                        *last_progress = Instant::now();
+                    } else if last_progress.elapsed() >= idle {
+                        return Err(format!("no progress on any connection of the session for {} s", idle.as_secs_f64()));
+                    }
                 }
             }
         }
-        out
+        let mut out = std::mem::take(&mut self.pending);
+        for r in &mut out {
+            if let Some(limit) = self.watch.iter().find(|w| w.chan == r.chan).and_then(|w| w.stalled) {
+                let why = if self.setup.transport == Transport::Udp { "a datagram was lost" } else { "the peer stopped answering" };
+                r.error = Some(format!("channel {}: no progress for {:.0} s ({why})", r.chan, limit.as_secs_f64()));
+            }
+        }
+        Ok(out)
     }
 
     /// Stream receivers: waits (up to `wait`) until `to` bytes arrived on `chan`, then
@@ -324,6 +479,11 @@ impl DataPlane {
         let s = g.measure(from, to).ok_or_else(|| format!("channel {chan}: nothing measurable arrived between bytes {from} and {to}"))?;
         g.forget_before(to.min(total));
         Ok((s, total))
+    }
+
+    /// Stream channels this daemon receives (each may get one mark per PhaseEnd).
+    pub fn stream_channels(&self) -> usize {
+        self.receivers.len()
     }
 
     /// Responder threads that already ended with an error.
@@ -384,30 +544,57 @@ impl Drop for DataPlane {
     }
 }
 
-fn wait_or_fail(deadline: Instant, have: usize, want: usize) -> Result<(), String> {
-    if Instant::now() >= deadline {
+fn wait_or_fail(deadline: Instant, have: usize, want: usize, sleep: bool) -> Result<(), String> {
+    if Instant::now() >= deadline && have < want {
         return Err(format!("only {have} of {want} data connections arrived in time"));
     }
-    std::thread::sleep(Duration::from_millis(1));
+    if sleep {
+        std::thread::sleep(Duration::from_millis(1));
+    }
     Ok(())
 }
 
-fn read_hello(r: &mut impl Read) -> Option<[u8; HELLO_BYTES]> {
+/// Same host address, an IPv4-mapped IPv6 address counting as its IPv4 address.
+fn same_ip(a: IpAddr, b: IpAddr) -> bool {
+    a.to_canonical() == b.to_canonical()
+}
+
+/// How long a data connection may take to send its hello: at most 2 s, and never past the deadline.
+fn hello_wait(deadline: Instant) -> Option<Duration> {
+    let left = deadline.saturating_duration_since(Instant::now()).min(Duration::from_secs(2));
+    (!left.is_zero()).then_some(left)
+}
+
+/// Reads the hello within 2 s and before `deadline` as a whole (not per read: a connection
+/// that drips it a byte at a time is dropped).
+fn read_hello(r: &mut impl Read, set_timeout: impl Fn(Duration) -> std::io::Result<()>, deadline: Instant) -> Option<[u8; HELLO_BYTES]> {
+    let until = Instant::now() + hello_wait(deadline)?;
     let mut h = [0u8; HELLO_BYTES];
-    r.read_exact(&mut h).ok()?;
+    let mut got = 0;
+    while got < HELLO_BYTES {
+        let left = until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return None;
+        }
+        set_timeout(left).ok()?;
+        match r.read(&mut h[got..]) {
+            Ok(0) => return None,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return None,
+        }
+    }
     Some(h)
 }
 
-fn check_stream(s: &TcpStream, cookie: &[u8; 16], wanted: &[u32], have: &BTreeMap<u32, DataConn>) -> Option<u32> {
+fn check_stream(s: &TcpStream, cookie: &[u8; 16], wanted: &[u32], have: &BTreeMap<u32, DataConn>, deadline: Instant) -> Option<u32> {
     s.set_nonblocking(false).ok()?;
-    s.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
-    let h = read_hello(&mut &*s)?;
+    let h = read_hello(&mut &*s, |t| s.set_read_timeout(Some(t)), deadline)?;
     parse_hello(&h, cookie).filter(|c| wanted.contains(c) && !have.contains_key(c))
 }
 
-fn check_unix(s: &UnixStream, cookie: &[u8; 16], wanted: &[u32], have: &BTreeMap<u32, DataConn>) -> Option<u32> {
+fn check_unix(s: &UnixStream, cookie: &[u8; 16], wanted: &[u32], have: &BTreeMap<u32, DataConn>, deadline: Instant) -> Option<u32> {
     s.set_nonblocking(false).ok()?;
-    s.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
-    let h = read_hello(&mut &*s)?;
+    let h = read_hello(&mut &*s, |t| s.set_read_timeout(Some(t)), deadline)?;
     parse_hello(&h, cookie).filter(|c| wanted.contains(c) && !have.contains_key(c))
 }

@@ -41,6 +41,10 @@ pub const DEFAULT_STREAM_WARMUP_S: f64 = 0.2;
 const DATA_TIMEOUT: Duration = Duration::from_secs(60);
 /// UDP initiators: a datagram not answered within this is taken as lost.
 const UDP_REPLY_TIMEOUT: Duration = Duration::from_secs(2);
+/// Most streams or clients of one point (the daemon's limit of channels per session).
+pub const MAX_STREAMS: u32 = 256;
+/// Longest --time or --warmup-time, seconds (the daemon's limit per phase).
+pub const MAX_RUN_S: f64 = 86_400.0;
 /// How often the watchdog looks at the initiators' progress.
 const WATCH_EVERY: Duration = Duration::from_millis(100);
 
@@ -163,7 +167,7 @@ impl Rig {
                     }
                     Side::Remote => {
                         let conn = conn.ok_or_else(|| LiveError::point(format!("channel {} has no data connection", c.chan)))?;
-                        let h = spawn_responder(spec, conn, clock, rig.stop.clone(), None).map_err(|e| LiveError::point(e.to_string()))?;
+                        let h = spawn_responder(spec, conn, clock, rig.stop.clone(), None, Arc::new(AtomicU64::new(0))).map_err(|e| LiveError::point(e.to_string()))?;
                         rig.responders.push(h);
                     }
                 }
@@ -335,6 +339,25 @@ pub fn check(o: &PointOptions) -> Result<(), String> {
     }
     if let Some(r) = &o.confidence {
         r.validate()?;
+    }
+    let max_msg = crate::dataplane::MAX_MESSAGE;
+    if w.size > max_msg || w.response_size > max_msg {
+        return Err(format!("message size {} B is out of range (1 B to {} MiB, the daemon's limit)", w.size.max(w.response_size), max_msg >> 20));
+    }
+    if w.window > interlab_patterns::limits::MAX_WINDOW {
+        return Err(format!("window {} is out of range (1 to {} messages)", w.window, interlab_patterns::limits::MAX_WINDOW));
+    }
+    if w.streams > MAX_STREAMS {
+        return Err(format!("{} streams/clients is out of range (1 to {MAX_STREAMS})", w.streams));
+    }
+    if let RunLength::Count { warmup, iterations } = o.length {
+        let samples = matches!(w.kind.base(), Base::PingPong | Base::Txn(_));
+        interlab_patterns::limits::check_iterations(warmup.unwrap_or(0) as u64, iterations.unwrap_or(1) as u64, samples).map_err(|e| format!("--iterations/--warmup: {e}"))?;
+    }
+    if let RunLength::Time { warmup_s, duration_s } = o.length {
+        if duration_s > MAX_RUN_S || warmup_s > MAX_RUN_S {
+            return Err(format!("run time {duration_s} s / warm-up {warmup_s} s: at most {MAX_RUN_S} s each"));
+        }
     }
     match o.length {
         RunLength::Time { warmup_s, duration_s } if !(duration_s > 0.0 && warmup_s >= 0.0 && duration_s.is_finite() && warmup_s.is_finite()) => {
@@ -533,15 +556,21 @@ fn measure(
                 let target_ps = secs_to_ps(warmup_s.max(0.02));
                 let mut k: u32 = if w.kind.base() == Base::Windowed { 1 } else { 16 };
                 let mut spent_ps = 0u64;
+                // Each sample-keeping iteration costs 8 bytes: their count is bounded.
+                let cap = if matches!(w.kind.base(), Base::PingPong | Base::Txn(_)) { interlab_patterns::limits::MAX_LATENCY_SAMPLES } else { interlab_patterns::limits::MAX_ITERATIONS };
                 let n = loop {
                     let out = rig.phase(0, k, 0, 0)?;
                     spent_ps += out.wall_ps;
-                    if spent_ps >= target_ps || k >= 1 << 30 {
-                        break Workload::iterations_for(secs_to_ps(duration_s), k, out.wall_ps);
+                    if spent_ps >= target_ps || k >= cap {
+                        let n = Workload::iterations_for(secs_to_ps(duration_s), k, out.wall_ps);
+                        if n > cap {
+                            flags.push(format!("{n} iterations would fill {duration_s} s; capped at {cap} (the per-phase limit)"));
+                        }
+                        break n.min(cap);
                     }
                     let left = target_ps - spent_ps;
                     let grow = (left as f64 / out.wall_ps.max(1) as f64).clamp(2.0, 8.0);
-                    k = ((k as f64 * grow) as u32).max(k + 1);
+                    k = ((k as f64 * grow) as u32).max(k + 1).min(cap);
                 };
                 *warmup_rec = 0;
                 *iters_rec = n;

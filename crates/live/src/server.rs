@@ -1,12 +1,19 @@
 //! `interlab serve`: the daemon. Binds loopback by default; refuses any other address
-//! without a token. Serves many clients at once, one thread per session, up to a limit.
+//! without a token. Serves many clients at once, one thread per connection.
+//!
+//! Admission: a new connection first counts against a small pre-authentication budget
+//! (`max_preauth`); when that is full the oldest unauthenticated connection is dropped to
+//! make room. Only an authenticated client takes one of the `max_sessions` session slots,
+//! so clients that connect and say nothing, or drip their handshake, cannot lock out the
+//! rightful user.
 
 use crate::auth::Token;
-use crate::session::{serve as serve_session, SessionConfig};
-use std::net::{IpAddr, SocketAddr, TcpListener};
+use crate::session::{serve_admitted, SessionConfig};
+use std::collections::VecDeque;
+use std::net::{IpAddr, Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 /// Default control port.
 pub const DEFAULT_PORT: u16 = 7400;
@@ -21,6 +28,8 @@ pub struct ServeConfig {
     pub idle_timeout: Duration,
     /// Sessions served at once; more are told the daemon is busy.
     pub max_sessions: usize,
+    /// Connections still in their handshake at once; a new one beyond this drops the oldest.
+    pub max_preauth: usize,
     /// Log sessions to stderr.
     pub verbose: bool,
 }
@@ -34,6 +43,7 @@ impl Default for ServeConfig {
             handshake_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(60),
             max_sessions: 64,
+            max_preauth: 16,
             verbose: true,
         }
     }
@@ -95,13 +105,20 @@ impl Server {
             idle_timeout: self.cfg.idle_timeout,
             version: crate::VERSION.to_string(),
         });
-        let active = Arc::new(AtomicUsize::new(0));
+        limit_allocator_arenas();
+        let gate = Arc::new(Gate {
+            preauth: Mutex::new(VecDeque::new()),
+            active: AtomicUsize::new(0),
+            max_sessions: self.cfg.max_sessions.max(1),
+            max_preauth: self.cfg.max_preauth.max(1),
+        });
         let verbose = self.cfg.verbose;
+        let mut next_id: u64 = 0;
         for conn in self.listener.incoming() {
             if self.stop.load(Ordering::SeqCst) {
                 break;
             }
-            let mut s = match conn {
+            let s = match conn {
                 Ok(s) => s,
                 Err(e) => {
                     if verbose {
@@ -111,23 +128,29 @@ impl Server {
                     continue;
                 }
             };
+            let accepted = Instant::now();
             let peer = s.peer_addr().map(|a| a.to_string()).unwrap_or_else(|_| "?".into());
-            if active.load(Ordering::SeqCst) >= self.cfg.max_sessions {
-                let _ = crate::proto::write_msg(&mut s, &crate::proto::Msg::Error { message: format!("daemon busy: {} sessions already running", self.cfg.max_sessions) });
-                continue;
+            let id = next_id;
+            next_id += 1;
+            let Ok(handle) = s.try_clone() else { continue };
+            if let Some(old) = gate.enter(id, handle) {
+                if verbose {
+                    eprintln!("interlab serve: {old}: dropped before authenticating (more than {} connections in their handshake)", gate.max_preauth);
+                }
             }
-            active.fetch_add(1, Ordering::SeqCst);
-            let (scfg, active) = (scfg.clone(), active.clone());
+            let (scfg, gate2) = (scfg.clone(), gate.clone());
             let spawned = std::thread::Builder::new().name(format!("session-{peer}")).spawn(move || {
-                let r = serve_session(s, &scfg);
-                active.fetch_sub(1, Ordering::SeqCst);
+                let r = serve_admitted(s, &scfg, accepted, || gate2.admit(id));
+                gate2.leave(id);
                 match r {
                     Ok(()) if verbose => eprintln!("interlab serve: {peer}: session done"),
                     Err(e) if verbose => eprintln!("interlab serve: {peer}: {e}"),
                     _ => {}
                 }
+                trim_allocator();
             });
             if let Err(e) = spawned {
+                gate.leave(id);
                 eprintln!("interlab serve: cannot start a session thread: {e}");
             }
         }
@@ -139,5 +162,86 @@ impl Server {
         let h = self.stop_handle();
         let t = std::thread::spawn(move || self.run());
         (addr, h, t)
+    }
+}
+
+/// Admission control shared by the accept loop and the connection threads.
+struct Gate {
+    /// Unauthenticated connections, oldest first: (id, a handle to shut it down).
+    preauth: Mutex<VecDeque<(u64, TcpStream)>>,
+    /// Authenticated sessions running.
+    active: AtomicUsize,
+    max_sessions: usize,
+    max_preauth: usize,
+}
+
+/// Holds a session slot; frees it when dropped.
+struct Slot<'a>(&'a AtomicUsize);
+
+impl Drop for Slot<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+impl Gate {
+    /// Registers a new unauthenticated connection; if the budget is full, shuts the oldest
+    /// one down (its thread then ends) and returns its peer address.
+    fn enter(&self, id: u64, s: TcpStream) -> Option<String> {
+        let mut q = self.preauth.lock().unwrap_or_else(|e| e.into_inner());
+        let mut dropped = None;
+        while q.len() >= self.max_preauth {
+            if let Some((_, old)) = q.pop_front() {
+                dropped = Some(old.peer_addr().map(|a| a.to_string()).unwrap_or_else(|_| "?".into()));
+                let _ = old.shutdown(Shutdown::Both);
+            }
+        }
+        q.push_back((id, s));
+        dropped
+    }
+
+    /// Removes a connection from the pre-authentication budget (if still there).
+    fn leave(&self, id: u64) -> bool {
+        let mut q = self.preauth.lock().unwrap_or_else(|e| e.into_inner());
+        match q.iter().position(|(i, _)| *i == id) {
+            Some(k) => {
+                q.remove(k);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// An authenticated client: out of the pre-authentication budget, into a session slot.
+    fn admit(&self, id: u64) -> Result<Slot<'_>, String> {
+        if !self.leave(id) {
+            return Err("connection dropped: the handshake budget was full".into());
+        }
+        let n = self.active.fetch_add(1, Ordering::SeqCst);
+        let slot = Slot(&self.active);
+        if n >= self.max_sessions {
+            return Err(format!("daemon busy: {} sessions already running", self.max_sessions));
+        }
+        Ok(slot)
+    }
+}
+
+/// glibc gives every thread that allocates its own arena (up to 8 per CPU) and keeps freed
+/// memory in them: a daemon that served many sessions would hold far more than it uses.
+/// Two arenas are plenty for a control plane whose data threads allocate once per point.
+fn limit_allocator_arenas() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only changes a tuning parameter of the allocator.
+    unsafe {
+        libc::mallopt(libc::M_ARENA_MAX, 2);
+    }
+}
+
+/// Returns free memory to the system after a session (glibc keeps it otherwise).
+fn trim_allocator() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only releases free pages of the allocator.
+    unsafe {
+        libc::malloc_trim(0);
     }
 }

@@ -31,6 +31,37 @@ impl fmt::Display for ParamError {
 
 impl std::error::Error for ParamError {}
 
+/// Largest value a provenance-carrying number may have in `unit`: a fraction is at most 1,
+/// anything else at most 10^12 (no physical primitive of a testbed comes near it; 1e300
+/// lanes or a bandwidth of 1e20 MB/s is a typo).
+pub fn max_param(unit: &str) -> f64 {
+    match unit {
+        "fraction" => 1.0,
+        _ => 1e12,
+    }
+}
+
+/// A number as a reader wants it in an error: plain, or in exponent form when huge.
+fn num(x: f64) -> String {
+    if x.abs() >= 1e9 && (x.fract() != 0.0 || x.abs() > 1e15) {
+        format!("{x:e}")
+    } else {
+        format!("{x}")
+    }
+}
+
+/// Largest value an integer parameter may have in `unit`.
+pub fn max_count(unit: &str) -> u64 {
+    match unit {
+        "flag" | "0 or 1" => 1,
+        "lanes" => 32,
+        "ports" | "port" => 64,
+        "logical CPUs" => 4096,
+        "bytes" => 1 << 40,
+        _ => 1 << 24,
+    }
+}
+
 /// A TOML table being read, remembering which keys were used.
 pub struct Table<'a> {
     file: &'a str,
@@ -97,8 +128,18 @@ impl<'a> Table<'a> {
         }
     }
 
-    /// A provenance-carrying number `{ value = X, src = "..." }`, required.
+    /// A provenance-carrying number `{ value = X, src = "..." }`, required, at most
+    /// [`max_param`] in its unit.
     pub fn param(&mut self, key: &str, unit: &str) -> Result<f64, ParamError> {
+        let x = self.param_any(key, unit)?;
+        let max = max_param(unit);
+        if x > max {
+            return Err(self.err(key, format!("{} {unit} is out of range (allowed 0 to {} {unit})", num(x), num(max))));
+        }
+        Ok(x)
+    }
+
+    fn param_any(&mut self, key: &str, unit: &str) -> Result<f64, ParamError> {
         let v = self.raw(key).ok_or_else(|| {
             self.err(key, format!("missing parameter (expected `{key} = {{ value = <number in {unit}>, src = \"provenance\" }}`)"))
         })?;
@@ -130,11 +171,13 @@ impl<'a> Table<'a> {
         Ok(x)
     }
 
-    /// Like [`Table::param`] but must be an integer >= `min`.
+    /// Like [`Table::param`] but must be an integer in `min` ..= the unit's bound
+    /// ([`max_count`]: lanes, ports, flags, bytes, packets ...).
     pub fn param_u64(&mut self, key: &str, unit: &str, min: u64) -> Result<u64, ParamError> {
-        let x = self.param(key, unit)?;
-        if x.fract() != 0.0 || x < min as f64 {
-            return Err(self.err(key, format!("expected an integer >= {min} ({unit}), found {x}")));
+        let x = self.param_any(key, unit)?;
+        let max = max_count(unit);
+        if x.fract() != 0.0 || x < min as f64 || x > max as f64 {
+            return Err(self.err(key, format!("expected an integer in {min}..={max} ({unit}), found {}", num(x))));
         }
         Ok(x as u64)
     }
@@ -167,6 +210,17 @@ impl<'a> Table<'a> {
             Ok(s.to_string())
         } else {
             Err(self.err(key, format!("expected one of {}, found \"{s}\"", allowed.join(", "))))
+        }
+    }
+
+    /// A plain integer (spec values, no provenance) in `min..=max`, with a default. The error
+    /// names the value and the allowed range.
+    pub fn int_in(&mut self, key: &str, default: u64, min: u64, max: u64) -> Result<u64, ParamError> {
+        match self.raw(key) {
+            None => Ok(default),
+            Some(toml::Value::Integer(i)) if *i >= 0 && (min..=max).contains(&(*i as u64)) => Ok(*i as u64),
+            Some(toml::Value::Integer(i)) => Err(self.err(key, format!("{i} is out of range (allowed {min} to {max})"))),
+            Some(other) => Err(self.err(key, format!("expected an integer in {min}..={max}, found {other}"))),
         }
     }
 

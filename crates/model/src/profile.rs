@@ -126,4 +126,19 @@ mod tests {
         let e = Profile::load("no-such-profile").unwrap_err();
         assert!(e.message.contains("built-in"), "{e}");
     }
+
+    #[test]
+    fn meaningless_numbers_are_rejected_with_key_value_and_range() {
+        let text = BUILTIN[0].1;
+        for (from, to, key, msg) in [
+            ("lanes = { value = 8,", "lanes = { value = 1e300,", "bus.lanes", "1..=32"),
+            ("lanes = { value = 8,", "lanes = { value = 4294967296,", "bus.lanes", "found 4294967296"),
+            ("dllp_fraction = { value = 0.0814,", "dllp_fraction = { value = 3.5,", "bus.dllp_fraction", "out of range (allowed 0 to 1 fraction)"),
+        ] {
+            assert!(text.contains(from), "{from}");
+            let e = Profile::parse("x.toml", &text.replacen(from, to, 1)).unwrap_err();
+            assert_eq!(e.file, "x.toml");
+            assert!(e.key.contains(key) && e.message.contains(msg), "{e}");
+        }
+    }
 }

@@ -7,6 +7,7 @@
 //! warm-up, windows, replies or what is measured.
 
 mod confidence;
+pub mod limits;
 mod program;
 mod record;
 mod record_ext;
@@ -29,10 +30,13 @@ pub use workload::{Base, ChannelPlan, Report, Side, Workload, WorkloadKind};
 /// Message sizes for sweeps: powers of two from `lo` to `hi` bytes inclusive.
 pub fn pow2_sizes(lo: u64, hi: u64) -> Vec<u64> {
     let mut v = Vec::new();
-    let mut s = lo.max(1).next_power_of_two();
+    let Some(mut s) = lo.max(1).checked_next_power_of_two() else { return v };
     while s <= hi {
         v.push(s);
-        s *= 2;
+        match s.checked_mul(2) {
+            Some(n) => s = n,
+            None => break,
+        }
     }
     v
 }
@@ -51,7 +55,7 @@ pub fn parse_sizes(text: &str) -> Result<Vec<u64>, String> {
         if n == 0 {
             return Err("sizes must be at least 1 byte".into());
         }
-        Ok(n * mult)
+        n.checked_mul(mult).ok_or_else(|| format!("`{s}` is too large (at most {} bytes)", u64::MAX))
     }
     let mut out = Vec::new();
     for part in text.split(',') {
@@ -86,5 +90,8 @@ mod tests {
         assert!(parse_sizes("4..1").is_err());
         assert!(parse_sizes("0").is_err());
         assert!(parse_sizes("1,,2").is_err());
+        assert!(parse_sizes("99999999999G").unwrap_err().contains("too large"));
+        assert_eq!(pow2_sizes(1 << 62, u64::MAX), vec![1 << 62, 1 << 63]);
+        assert!(pow2_sizes(u64::MAX, u64::MAX).is_empty());
     }
 }

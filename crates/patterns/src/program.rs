@@ -188,7 +188,9 @@ impl Program {
             in_window: 0,
             t_iter: 0,
             t_measure: None,
-            latencies: Vec::with_capacity(if spec.kind == PatternKind::Latency { spec.iterations as usize } else { 0 }),
+            // Grows as samples arrive: the count may come from a peer (bounded by
+            // `limits::MAX_LATENCY_SAMPLES` where it enters, but never trusted for an allocation).
+            latencies: Vec::with_capacity(if spec.kind == PatternKind::Latency { (spec.iterations as usize).min(crate::limits::SAMPLE_PREALLOC) } else { 0 }),
             done: false,
         }
     }
@@ -217,7 +219,7 @@ impl Program {
     }
 
     fn total_iters(&self) -> u32 {
-        self.spec.warmup + self.spec.iterations
+        self.spec.warmup.saturating_add(self.spec.iterations)
     }
 
     fn start_window(&mut self, now: u64, out: &mut Vec<Output>) {

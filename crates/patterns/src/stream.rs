@@ -105,7 +105,9 @@ impl StreamSender {
 
 /// The receiving side: logs (cumulative bytes, time) as data arrives. To bound memory the
 /// log keeps at most one point per `resolution_ps` (the latest arrival in that interval), so
-/// a measured interval is exact in bytes and within `resolution_ps` in time.
+/// a measured interval is exact in bytes and within `resolution_ps` in time; and at most
+/// [`MAX_LOG_POINTS`] points (16 bytes each): beyond that every other point is dropped and
+/// the resolution doubles, however long data keeps arriving between measurements.
 #[derive(Debug, Clone)]
 pub struct StreamReceiver {
     resolution_ps: u64,
@@ -113,6 +115,9 @@ pub struct StreamReceiver {
     log: Vec<(u64, u64)>,
     last_push: u64,
 }
+
+/// Most points a [`StreamReceiver`] log holds (16 MiB).
+pub const MAX_LOG_POINTS: usize = 1 << 20;
 
 impl StreamReceiver {
     /// A receiver logging at most one point per `resolution_ps` picoseconds.
@@ -135,15 +140,34 @@ impl StreamReceiver {
     /// be any amount (a stream read returns what is there).
     pub fn on(&mut self, now: u64, input: Input) {
         if let Input::Arrived { bytes, .. } = input {
-            self.total += bytes;
+            self.total = self.total.saturating_add(bytes);
             match self.log.last_mut() {
                 Some(last) if now.saturating_sub(self.last_push) < self.resolution_ps => *last = (self.total, now),
                 _ => {
+                    if self.log.len() >= MAX_LOG_POINTS {
+                        self.coarsen();
+                    }
                     self.log.push((self.total, now));
                     self.last_push = now;
                 }
             }
         }
+    }
+
+    /// Halves the log (keeps every other point, and the last) and doubles the resolution.
+    fn coarsen(&mut self) {
+        let last = self.log.last().copied();
+        let mut k = 0;
+        self.log.retain(|_| {
+            k += 1;
+            k % 2 == 0
+        });
+        if let (Some(l), Some(now_last)) = (last, self.log.last()) {
+            if *now_last != l {
+                self.log.push(l);
+            }
+        }
+        self.resolution_ps = self.resolution_ps.saturating_mul(2).max(1);
     }
 
     /// Bytes received since this receiver was created.
@@ -224,6 +248,18 @@ mod tests {
         r.forget_before(900);
         assert!(r.measure(900, 1000).is_some());
         assert!(r.measure(2000, 3000).is_none());
+    }
+
+    #[test]
+    fn receiver_log_is_bounded_however_long_data_arrives() {
+        let mut r = StreamReceiver::new(1);
+        for t in 0..(3 * MAX_LOG_POINTS as u64) {
+            r.on(t * 10, Input::Arrived { chan: 0, bytes: 1, tag: TAG_DATA });
+        }
+        assert!(r.log.len() <= MAX_LOG_POINTS, "{}", r.log.len());
+        assert_eq!(r.total(), 3 * MAX_LOG_POINTS as u64);
+        // Still measures, exact in bytes at the logged points.
+        assert!(r.measure(1, r.total()).is_some());
     }
 
     #[test]

@@ -66,7 +66,7 @@ pub struct TxnInitiator {
 
 impl TxnInitiator {
     pub fn new(spec: TxnSpec) -> Self {
-        TxnInitiator { spec, iter: 0, t_txn: 0, samples: Vec::with_capacity(spec.iterations as usize), done: false }
+        TxnInitiator { spec, iter: 0, t_txn: 0, samples: Vec::with_capacity((spec.iterations as usize).min(crate::limits::SAMPLE_PREALLOC)), done: false }
     }
 
     pub fn is_done(&self) -> bool {
@@ -86,7 +86,7 @@ impl TxnInitiator {
             self.samples.push(now - self.t_txn);
         }
         self.iter += 1;
-        if self.iter >= self.spec.warmup + self.spec.iterations {
+        if self.iter >= self.spec.warmup.saturating_add(self.spec.iterations) {
             self.done = true;
             out.push(TxnOutput::Done);
         } else {

@@ -259,7 +259,7 @@ impl Workload {
             return done.max(1);
         }
         let n = duration_ps as f64 * done as f64 / elapsed_ps as f64;
-        n.clamp(1.0, u32::MAX as f64 / 2.0).round() as u32
+        n.clamp(1.0, crate::limits::MAX_ITERATIONS as f64).round() as u32
     }
 
     /// The reported figure from every channel's samples (initiators' samples; stream

@@ -38,7 +38,21 @@ impl Token {
 
     /// Reads a token from a file (first line; surrounding newlines ignored).
     pub fn from_file(path: &Path) -> Result<Token, String> {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: cannot read auth token file: {e}", path.display()))?;
+        Self::from_file_inner(path)
+    }
+
+    /// Name of the environment variable `serve` and `live` read the token from when neither
+    /// `--auth-token` nor `--auth-token-file` is given.
+    pub const ENV: &'static str = "INTERLAB_AUTH_TOKEN";
+
+    fn from_file_inner(path: &Path) -> Result<Token, String> {
+        use std::io::Read;
+        // The first line only, and at most 4 KiB of it (a token file is not a stream).
+        let mut raw = Vec::new();
+        std::fs::File::open(path)
+            .and_then(|f| f.take(4096).read_to_end(&mut raw))
+            .map_err(|e| format!("{}: cannot read auth token file: {e}", path.display()))?;
+        let text = String::from_utf8_lossy(&raw);
         let line = text.lines().next().unwrap_or("");
         Token::new(line).map_err(|e| format!("{}: {e}", path.display()))
     }

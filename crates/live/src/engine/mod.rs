@@ -109,21 +109,25 @@ pub fn spawn_initiator(
 pub type SharedReceiver = Arc<Mutex<StreamReceiver>>;
 
 /// Spawns the responder of one channel; it runs until the connection ends or `stop` is set
-/// (checked on read timeouts). Its final error, if any, is returned by the thread.
+/// (checked on read timeouts). Its final error, if any, is returned by the thread. Like an
+/// initiator it stores a growing count in `progress` (messages or reads), which the daemon
+/// reads to tell a live session from one that makes no progress.
 pub fn spawn_responder(
     spec: ChanSpec,
     conn: DataConn,
     clock: Clock,
     stop: Arc<AtomicBool>,
     receiver: Option<SharedReceiver>,
+    progress: Arc<AtomicU64>,
 ) -> std::io::Result<std::thread::JoinHandle<Result<(), String>>> {
     std::thread::Builder::new().name(format!("resp-{}", spec.chan)).spawn(move || {
         let mut conn = conn;
+        let p = &*progress;
         match spec.base {
-            BaseCode::PingPong | BaseCode::Windowed => program::respond(&spec, &mut conn, &stop),
-            BaseCode::Rr => txn::respond_rr(&spec, &mut conn, &stop),
+            BaseCode::PingPong | BaseCode::Windowed => program::respond(&spec, &mut conn, &stop, p),
+            BaseCode::Rr => txn::respond_rr(&spec, &mut conn, &stop, p),
             BaseCode::Stream => match receiver {
-                Some(r) => stream::receive(&mut conn, &clock, &r, &stop),
+                Some(r) => stream::receive(&mut conn, &clock, &r, &stop, p),
                 None => Err("stream responder without a receiver".into()),
             },
             BaseCode::Connect | BaseCode::Crr => Err("connect-per-transaction channels have no persistent responder".into()),

@@ -16,7 +16,8 @@ pub fn initiate(spec: &ChanSpec, phase: &Phase, conn: &mut DataConn, clock: &Clo
     let mut prog = Program::new(pspec, Role::Initiator, spec.chan);
     // What arrives back: the echoed message, or the window's reply.
     let (expect, tag) = if pspec.kind == PatternKind::Latency { (pspec.size as usize, TAG_DATA) } else { (REPLY_BYTES as usize, TAG_REPLY) };
-    let mut out = Vec::with_capacity(pspec.window as usize + 2);
+    // Grows to one window of posts (the window is bounded where it enters).
+    let mut out = Vec::with_capacity((pspec.window as usize).min(1024) + 2);
     prog.on(clock.now_ps(), Input::Start, &mut out);
     let mut steps = progress.load(Ordering::Relaxed);
     loop {
@@ -39,15 +40,18 @@ pub fn initiate(spec: &ChanSpec, phase: &Phase, conn: &mut DataConn, clock: &Clo
 }
 
 /// Answers as the responder program says until the connection ends cleanly (Ok) or fails.
-pub fn respond(spec: &ChanSpec, conn: &mut DataConn, stop: &AtomicBool) -> Result<(), String> {
+pub fn respond(spec: &ChanSpec, conn: &mut DataConn, stop: &AtomicBool, progress: &AtomicU64) -> Result<(), String> {
     let mut prog = Program::new(spec.pattern(0, 1), Role::Responder, spec.chan);
     let mut buf = vec![0u8; spec.max_message()];
     let size = spec.size as usize;
     let mut out = Vec::with_capacity(2);
+    let mut steps = 0u64;
     loop {
         if !recv_until_stop(conn, &mut buf[..size], stop, spec.chan, "receive")? {
             return Ok(());
         }
+        steps += 1;
+        progress.store(steps, Ordering::Relaxed);
         prog.on(0, Input::Arrived { chan: spec.chan, bytes: spec.size, tag: TAG_DATA }, &mut out);
         for o in &out {
             if let Output::Post(m) = *o {

@@ -47,12 +47,15 @@ pub fn send(spec: &ChanSpec, phase: &Phase, conn: &mut DataConn, clock: &Clock, 
 }
 
 /// Receives until the connection ends (Ok) or fails, logging arrivals.
-pub fn receive(conn: &mut DataConn, clock: &Clock, recv: &SharedReceiver, stop: &AtomicBool) -> Result<(), String> {
+pub fn receive(conn: &mut DataConn, clock: &Clock, recv: &SharedReceiver, stop: &AtomicBool, progress: &AtomicU64) -> Result<(), String> {
     let mut buf = vec![0u8; RECV_BUF];
+    let mut reads = 0u64;
     loop {
         match conn.recv_some(&mut buf) {
             Ok(0) => return Ok(()),
             Ok(n) => {
+                reads += 1;
+                progress.store(reads, Ordering::Relaxed);
                 let now = clock.now_ps();
                 if let Ok(mut r) = recv.lock() {
                     r.on(now, Input::Arrived { chan: 0, bytes: n as u64, tag: TAG_DATA });

@@ -47,15 +47,18 @@ pub fn initiate_rr(spec: &ChanSpec, phase: &Phase, conn: &mut DataConn, clock: &
 }
 
 /// Answers requests on a persistent connection until it ends.
-pub fn respond_rr(spec: &ChanSpec, conn: &mut DataConn, stop: &AtomicBool) -> Result<(), String> {
+pub fn respond_rr(spec: &ChanSpec, conn: &mut DataConn, stop: &AtomicBool, progress: &AtomicU64) -> Result<(), String> {
     let mut r = TxnResponder::new(txn_spec(spec, 0, 0));
     let mut buf = vec![0u8; spec.max_message()];
     let req = spec.size as usize;
     let mut out = Vec::with_capacity(2);
+    let mut steps = 0u64;
     loop {
         if !recv_until_stop(conn, &mut buf[..req], stop, spec.chan, "receive request")? {
             return Ok(());
         }
+        steps += 1;
+        progress.store(steps, Ordering::Relaxed);
         r.on(TxnInput::Arrived { bytes: req as u64 }, &mut out);
         for o in &out {
             if let TxnOutput::Send { bytes } = *o {
@@ -128,7 +131,7 @@ pub fn initiate_connecting(
 
 /// Serves connect-per-transaction channels: accepts, answers (CRR: reads the request,
 /// writes the response, closes first), until `stop` is set and the listener is woken.
-pub fn serve_connecting(spec: &ChanSpec, listener: &Listener, sockbuf: u32, stop: &AtomicBool) -> Result<(), String> {
+pub fn serve_connecting(spec: &ChanSpec, listener: &Listener, sockbuf: u32, stop: &AtomicBool, progress: &AtomicU64) -> Result<(), String> {
     let mut r = TxnResponder::new(txn_spec(spec, 0, 0));
     let mut buf = vec![0u8; spec.max_message()];
     let mut out = Vec::with_capacity(2);
@@ -141,6 +144,7 @@ pub fn serve_connecting(spec: &ChanSpec, listener: &Listener, sockbuf: u32, stop
             Ok(c) => c,
             Err(e) => return Err(format!("accept: {e}")),
         };
+        progress.store(progress.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
         c.tune(sockbuf);
         let _ = c.set_read_timeout(Some(Duration::from_secs(10)));
         let req = r.request_bytes() as usize;
