@@ -59,6 +59,13 @@ impl Memory {
             return t + cpu_ps;
         }
         let want = if cpu_ps > 0 { traffic / cpu_ps as f64 } else { f64::INFINITY };
+        if self.booked.iter().all(|b| b.1 <= t) {
+            // The memory system is free from `t` on: one piece.
+            let rate = want.min(self.bytes_per_ps);
+            let end = t + ((traffic / rate).ceil() as Time).max(1);
+            self.booked.push((t, end, rate));
+            return end.max(t + cpu_ps);
+        }
         // Instants at which the booked rate changes, from `t` on.
         let mut edges: Vec<Time> = self.booked.iter().flat_map(|b| [b.0, b.1]).filter(|&e| e > t).collect();
         edges.sort_unstable();
