@@ -77,6 +77,31 @@ fn last_part(seen: &mut BTreeMap<(u32, u64), u16>, meta: &MsgMeta) -> bool {
     true
 }
 
+/// Reorders a process's outputs to take one message of each channel in turn, keeping each
+/// channel's own order (a select() loop over sockets that accept about one message each).
+fn in_turn(out: &mut Vec<Output>) {
+    let chan = |o: &Output| if let Output::Post(m) = o { m.chan } else { u32::MAX };
+    let mut chans: Vec<u32> = Vec::new();
+    for o in out.iter() {
+        if !chans.contains(&chan(o)) {
+            chans.push(chan(o));
+        }
+    }
+    if chans.len() < 2 {
+        return;
+    }
+    let mut queues: Vec<std::collections::VecDeque<Output>> = vec![Default::default(); chans.len()];
+    for o in out.drain(..) {
+        let i = chans.iter().position(|&c| c == chan(&o)).expect("listed");
+        queues[i].push_back(o);
+    }
+    while queues.iter().any(|q| !q.is_empty()) {
+        for q in queues.iter_mut() {
+            out.extend(q.pop_front());
+        }
+    }
+}
+
 /// Bytes of the control message sent after each stripe.
 pub const STRIPE_CTRL_BYTES: u64 = 16;
 
@@ -266,33 +291,7 @@ impl Node {
             }
         }
         if self.serve_in_turn {
-            // One message of each channel in turn (outputs keep their order per channel).
-            let mut by: Vec<Vec<Output>> = Vec::new();
-            let mut chans: Vec<u32> = Vec::new();
-            for o in out.drain(..) {
-                let c = if let Output::Post(m) = &o { m.chan } else { u32::MAX };
-                match chans.iter().position(|&x| x == c) {
-                    Some(i) => by[i].push(o),
-                    None => {
-                        chans.push(c);
-                        by.push(vec![o]);
-                    }
-                }
-            }
-            let mut i = 0;
-            loop {
-                let mut any = false;
-                for b in by.iter_mut() {
-                    if i < b.len() {
-                        out.push(b[i]);
-                        any = true;
-                    }
-                }
-                if !any {
-                    break;
-                }
-                i += 1;
-            }
+            in_turn(&mut out);
         }
         for o in out.iter() {
             if let Output::Post(m) = o {
@@ -782,5 +781,20 @@ impl Component<Ev> for Node {
             }
             Ev::PktAtSwitch { .. } => unreachable!("switch event delivered to a node"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use interlab_patterns::{Message, Op};
+
+    #[test]
+    fn serving_in_turn_takes_one_message_per_channel_and_keeps_each_channels_order() {
+        let post = |chan, tag| Output::Post(Message { chan, bytes: 1, op: Op::Send, tag });
+        let mut out = vec![post(0, 1), post(0, 2), post(0, 3), post(1, 1), post(2, 1), post(2, 2)];
+        in_turn(&mut out);
+        let order: Vec<(u32, u32)> = out.iter().map(|o| if let Output::Post(m) = o { (m.chan, m.tag) } else { unreachable!() }).collect();
+        assert_eq!(order, vec![(0, 1), (1, 1), (2, 1), (0, 2), (2, 2), (0, 3)]);
     }
 }
