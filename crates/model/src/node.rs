@@ -77,6 +77,31 @@ fn last_part(seen: &mut BTreeMap<(u32, u64), u16>, meta: &MsgMeta) -> bool {
     true
 }
 
+/// Reorders a process's outputs to take one message of each channel in turn, keeping each
+/// channel's own order (a select() loop over sockets that accept about one message each).
+fn in_turn(out: &mut Vec<Output>) {
+    let chan = |o: &Output| if let Output::Post(m) = o { m.chan } else { u32::MAX };
+    let mut chans: Vec<u32> = Vec::new();
+    for o in out.iter() {
+        if !chans.contains(&chan(o)) {
+            chans.push(chan(o));
+        }
+    }
+    if chans.len() < 2 {
+        return;
+    }
+    let mut queues: Vec<std::collections::VecDeque<Output>> = vec![Default::default(); chans.len()];
+    for o in out.drain(..) {
+        let i = chans.iter().position(|&c| c == chan(&o)).expect("listed");
+        queues[i].push_back(o);
+    }
+    while queues.iter().any(|q| !q.is_empty()) {
+        for q in queues.iter_mut() {
+            out.extend(q.pop_front());
+        }
+    }
+}
+
 /// Bytes of the control message sent after each stripe.
 pub const STRIPE_CTRL_BYTES: u64 = 16;
 
@@ -137,6 +162,14 @@ pub struct Node {
     pub file_io: Option<FileIo>,
     /// The memory system all cores' copies share (`[host] memory_mbytes_per_s`).
     pub memory: Option<Memory>,
+    /// The bytes the application's buffer spans when it is larger than one message (a PVFS
+    /// client reads its whole region into one buffer; a read daemon sends from its mapped
+    /// file): the working set of socket copies from or into it.
+    pub app_buffer_bytes: Option<u64>,
+    /// The processes serve their channels in turn, one message each, rather than one
+    /// channel's window after another (a select() loop over non-blocking sockets whose
+    /// buffers hold about one message: the PVFS I/O daemon and client library).
+    pub serve_in_turn: bool,
 }
 
 impl Node {
@@ -176,7 +209,9 @@ impl Node {
                 .collect(),
             sock: SockHost::default(),
             file_io: None,
-            memory: prof.host.memory_mbytes_per_s.map(|m| Memory::new(m, cores)),
+            memory: prof.host.memory_mbytes_per_s.map(Memory::new),
+            app_buffer_bytes: None,
+            serve_in_turn: false,
         }
     }
 
@@ -241,8 +276,13 @@ impl Node {
         if let (Some(f), Input::Arrived { bytes, .. }) = (self.file_io, input) {
             if !f.serves_reads {
                 let cost = f.cost_ps(bytes, self.prof.stack.as_ref());
-                let core = self.procs[proc as usize].core as usize;
-                t = if f.store == FileStore::Ram { self.copy_end(core, t, bytes, cost) } else { t + cost };
+                // Over native verbs the adapter wrote the strip straight into the daemon's
+                // buffer (its source was written by DMA and is read from memory); over a socket the
+                // stack's own copy-out carried that traffic and left the strip in the cache.
+                let verbs = chan.is_some_and(|c| self.chans.get(&c).is_some_and(|c| c.sock.is_none()));
+                let miss = self.prof.stack.as_ref().map_or(1.0, |s| s.miss(f.file_bytes));
+                let traffic = memory::copy_traffic(bytes, if verbs { 1.0 } else { 0.0 }, miss, verbs);
+                t = if f.store == FileStore::Ram { self.copy_end(t, cost, traffic) } else { t + cost };
             }
         }
         for prog in self.procs[proc as usize].programs.iter_mut() {
@@ -250,13 +290,19 @@ impl Node {
                 prog.on(t, input, &mut out);
             }
         }
+        if self.serve_in_turn {
+            in_turn(&mut out);
+        }
         for o in out.iter() {
             if let Output::Post(m) = o {
                 // A file daemon reads each strip out of its store before sending it.
                 if let Some(f) = self.file_io.filter(|f| f.serves_reads) {
                     let cost = f.cost_ps(m.bytes, self.prof.stack.as_ref());
-                    let core = self.procs[proc as usize].core as usize;
-                    t = if f.store == FileStore::Ram && f.copies_reads { self.copy_end(core, t, m.bytes, cost) } else { t + cost };
+                    // From the file (beyond the cache) into a registered buffer of a small
+                    // pool (cached), which the adapter then reads.
+                    let miss = self.prof.stack.as_ref().map_or(1.0, |s| s.miss(f.file_bytes));
+                    let traffic = memory::copy_traffic(m.bytes, miss, 0.0, true);
+                    t = if f.store == FileStore::Ram && f.copies_reads { self.copy_end(t, cost, traffic) } else { t + cost };
                 }
                 t = if self.chans.get(&m.chan).is_some_and(|c| c.mpi.is_some()) {
                     self.mpi_send(*m, t, ctx)
@@ -271,10 +317,17 @@ impl Node {
         t
     }
 
-    /// A CPU copy of `bytes` from `t` taking `cpu_ps` on an idle memory system; returns its
-    /// end (the node's memory system is shared by all cores, see [`Memory`]).
-    pub(crate) fn copy_end(&mut self, core: usize, t: Time, bytes: u64, cpu_ps: Time) -> Time {
-        memory::copy_end(self.memory.as_mut(), core, t, bytes, cpu_ps)
+    /// A CPU copy from `t` taking `cpu_ps` on an idle memory system and moving `traffic`
+    /// bytes through it ([`memory::copy_traffic`]); returns its end (the node's memory system
+    /// is shared by all cores and the adapter, see [`Memory`]).
+    pub(crate) fn copy_end(&mut self, t: Time, cpu_ps: Time, traffic: u64) -> Time {
+        memory::copy_end(self.memory.as_mut(), t, traffic, cpu_ps)
+    }
+
+    /// The bytes the application's buffer spans for a message of `msg_bytes`: the message,
+    /// unless the node's program works on a larger region ([`Node::app_buffer_bytes`]).
+    pub(crate) fn app_buffer(&self, msg_bytes: u64) -> u64 {
+        self.app_buffer_bytes.unwrap_or(msg_bytes)
     }
 
     /// Posts one work request at CPU time `t` (the post costs CPU; the doorbell crosses the
@@ -673,6 +726,9 @@ impl Node {
 impl Component<Ev> for Node {
     fn handle(&mut self, ev: Ev, ctx: &mut Ctx<'_, Ev>) {
         self.bus.advance(ctx.now());
+        if let Some(m) = self.memory.as_mut() {
+            m.advance(ctx.now());
+        }
         match ev {
             Ev::Start => {
                 let sdp: Vec<u32> = self.chans.iter().filter(|(_, c)| c.sock.as_ref().is_some_and(|s| s.stack.kind == crate::ulp::sock::SockKind::Sdp)).map(|(&k, _)| k).collect();
@@ -725,5 +781,20 @@ impl Component<Ev> for Node {
             }
             Ev::PktAtSwitch { .. } => unreachable!("switch event delivered to a node"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use interlab_patterns::{Message, Op};
+
+    #[test]
+    fn serving_in_turn_takes_one_message_per_channel_and_keeps_each_channels_order() {
+        let post = |chan, tag| Output::Post(Message { chan, bytes: 1, op: Op::Send, tag });
+        let mut out = vec![post(0, 1), post(0, 2), post(0, 3), post(1, 1), post(2, 1), post(2, 2)];
+        in_turn(&mut out);
+        let order: Vec<(u32, u32)> = out.iter().map(|o| if let Output::Post(m) = o { (m.chan, m.tag) } else { unreachable!() }).collect();
+        assert_eq!(order, vec![(0, 1), (1, 1), (2, 1), (0, 2), (2, 2), (0, 3)]);
     }
 }

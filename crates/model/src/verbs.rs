@@ -389,12 +389,28 @@ impl VerbsSetup {
                 n.add_proc(k);
             }
             if let (true, Some(io)) = (i < n_servers as usize, self.io) {
-                n.file_io = Some(FileIo {
+                let f = FileIo {
                     store: io.store,
                     serves_reads: self.initiator == Initiator::Server,
                     file_bytes: io.bytes_per_pair * u64::from(self.clients * self.procs_per_node),
                     copies_reads: self.sock.is_none(),
-                });
+                };
+                n.file_io = Some(f);
+                // A read daemon's socket sends copy straight from its mapping of the file.
+                if f.serves_reads {
+                    n.app_buffer_bytes = Some(f.file_bytes);
+                }
+            }
+            if let Some(io) = self.io {
+                // PVFS: the iod's select() loop and the client library's both move one strip
+                // per ready socket in turn (PVFS 1.5 iod.c main loop with jobs.c do_job;
+                // socket buffers of IOD_SOCKET_BUFFER_SIZE = 65535 bytes, pvfs_config.h).
+                n.serve_in_turn = true;
+                // A client reads or writes its whole region (bytes_per_pair from each
+                // server) with one call, into or out of one buffer (pvfs-test).
+                if i >= n_servers as usize {
+                    n.app_buffer_bytes = Some(io.bytes_per_pair * u64::from(n_servers));
+                }
             }
         }
         let bidir = spec.kind.is_bidirectional();

@@ -149,3 +149,69 @@ fn cores_copying_at_once_share_the_memory_system() {
     let shared = sdp_streams(Some(1050.0), 2);
     assert!(shared < one * 1.25, "1050 MB/s memory: 2 streams {shared:.0} vs 1 stream {one:.0}");
 }
+
+/// SDP buffered-copy aggregate bandwidth at 16 KiB between one server and `clients` client
+/// nodes on the 2004 SDP cluster with the memory system at `memory` MB/s: the server sends
+/// (fan-out, `Initiator::Server`) or receives (fan-in).
+fn sdp_fan(memory: f64, clients: u32, initiator: interlab_model::Initiator) -> f64 {
+    let mut prof = Profile::load("xeon24-mt23108-pcix").unwrap();
+    prof.host.memory_mbytes_per_s = Some(memory);
+    let mut v = VerbsSetup::new(Arc::new(prof), Service::Rc, Ports::One, 1);
+    v.sock = Some(SockStack::sdp_bc());
+    v.clients = clients;
+    v.initiator = initiator;
+    let p = v.run(&PatternSpec { kind: PatternKind::Bandwidth, op: Op::Send, size: 16384, window: 64, warmup: 1, iterations: 3 }).unwrap();
+    assert_eq!(p.bytes_sent, p.bytes_received);
+    p.value
+}
+
+#[test]
+fn copies_never_take_more_than_the_memory_system_and_sending_moves_more_than_receiving() {
+    use interlab_model::Initiator;
+    // A buffered-copy send moves 3 bytes per byte through the sender's memory (into a ring
+    // beyond the cache, then the adapter's DMA read); a receive 2 (DMA write, then the ring
+    // read into the cached user buffer). Both server CPUs copying never exceed that bound,
+    // however many clients, and a slower memory never raises the aggregate.
+    for memory in [1200.0, 1740.0] {
+        for clients in [2, 4, 7] {
+            let out = sdp_fan(memory, clients, Initiator::Server);
+            assert!(out <= memory / 3.0 * 1.01, "fan-out {out:.0} MB/s with {clients} clients above memory {memory} / 3");
+        }
+    }
+    for clients in [2, 7] {
+        let (slow, fast) = (sdp_fan(1200.0, clients, Initiator::Server), sdp_fan(1740.0, clients, Initiator::Server));
+        assert!(slow <= fast * 1.001, "{clients} clients: memory 1200 {slow:.0} > 1740 {fast:.0} MB/s");
+        // With the memory system binding, the receiving server outruns the sending one.
+        let (out, inn) = (sdp_fan(1200.0, clients, Initiator::Server), sdp_fan(1200.0, clients, Initiator::Clients));
+        assert!(inn > out * 1.1, "{clients} clients: fan-in {inn:.0} vs fan-out {out:.0} MB/s");
+    }
+}
+
+/// PVFS concurrent read over `stack` (None: native verbs) with `servers` I/O servers and
+/// `clients` compute nodes, 2 MB per pair in 64 KiB strips: aggregate MB/s.
+fn pvfs_read(stack: Option<SockStack>, servers: u32, clients: u32) -> f64 {
+    let prof = Arc::new(Profile::load("xeon24-mt23108-pcix").unwrap());
+    let mut v = VerbsSetup::new(prof, Service::Rc, Ports::One, 1);
+    v.sock = stack;
+    v.clients = clients;
+    v.initiator = interlab_model::Initiator::Server;
+    v.io = Some(interlab_model::FileServers { servers, store: interlab_model::FileStore::Ram, bytes_per_pair: 2 << 20 });
+    let p = v.run(&PatternSpec { kind: PatternKind::Bandwidth, op: Op::Send, size: 65536, window: 32, warmup: 0, iterations: 1 }).unwrap();
+    assert_eq!(p.bytes_sent, p.bytes_received);
+    p.value
+}
+
+#[test]
+fn pvfs_daemons_serving_their_clients_in_turn_scale_with_the_servers_until_the_clients_bind() {
+    // Every daemon serves its clients one strip each in turn, so no client is the target of
+    // every server at once: while the clients have room, each added server adds its own rate.
+    for stack in [None, Some(SockStack::sdp_bc())] {
+        let (one, four) = (pvfs_read(stack, 1, 4), pvfs_read(stack, 4, 4));
+        assert!(four > one * 3.5, "{stack:?}: 1 server {one:.0}, 4 servers {four:.0} MB/s");
+    }
+    // Fewer clients never raise it: each copies its whole region (beyond the cache) out of
+    // the stack's buffers, and with 4 servers and 2 clients they bind.
+    let sdp = Some(SockStack::sdp_bc());
+    let (two, four) = (pvfs_read(sdp, 4, 2), pvfs_read(sdp, 4, 4));
+    assert!(two < four * 0.75, "SDP, 4 servers: 2 clients {two:.0} vs 4 clients {four:.0} MB/s");
+}

@@ -24,10 +24,11 @@ pub fn study() -> StudyDef {
         summary: "Cluster 1: dual 2.4 GHz Xeons with the InfiniHost MT23108 on PCI-X. VAPI curves: adapter, bus and \
                   link as in the pcie study's PCI-X profile, host costs scaled by clock (nothing fitted). Sockets: \
                   TCP/IP over IPoIB (an interrupt and stack work per 2 KiB packet on one interrupt core, TCP ACKs) \
-                  and SDP buffered copy (copies at both ends, per-message SDP work); their host costs are fitted to \
+                  and SDP buffered copy (copies at both ends, per-message SDP work; each node's copies and the adapter's \
+                  DMA share one memory system, fitted to the fig2a peak); their host costs are fitted to \
                   the fig1 latencies and peaks, then predict the multi-stream, hot-spot, fan-in and fan-out figures, \
                   the data center by trace replay (fig4-7) and PVFS (fig8-10: 4 compute nodes, 1 to 4 I/O servers each \
-                  running one daemon; reads sent from the mapped file, writes copied into it or waited for on a disk).",
+                  running one daemon that serves its clients a strip each in turn; reads sent from the mapped file, writes copied into it or waited for on a disk).",
         figures: vec![
             fig!("fig1a", "Latency", "Latency (us)"),
             fig!("fig1b", "Bandwidth", "Bandwidth (MB/s)"),

@@ -76,9 +76,10 @@ pub struct HostSpec {
     pub cqe_poll_ns: f64,
     /// Mean delay for a spinning poller to see a memory update, ns.
     pub poll_detect_ns: f64,
-    /// Memory-system bandwidth (reads plus writes) that every core's copies share, MB/s;
-    /// a copy of n bytes moves 2n (hw/memory.rs). Optional: absent = each core copies at its
-    /// own rate whatever the others do.
+    /// Memory-system bandwidth (reads plus writes) that every core's copies and the adapter's
+    /// DMA of the copied data share, MB/s; what a copy moves depends on what its buffers miss
+    /// in the cache (hw/memory.rs). Optional: absent = each core copies at its own rate
+    /// whatever the others do.
     pub memory_mbytes_per_s: Option<f64>,
 }
 

@@ -17,6 +17,7 @@
 //!   with its peer (an RDMA control round trip) before it sends again.
 
 use crate::event::Ev;
+use crate::hw::memory;
 use crate::node::Node;
 use crate::transport::packet::{MsgMeta, SdpMsg, UlpKind};
 use crate::ulp::stack_spec::ns;
@@ -87,8 +88,12 @@ impl Node {
         let n = m.bytes.div_ceil(chunk).max(1);
         for i in 0..n {
             let len = (m.bytes - i * chunk).min(chunk);
-            let core = self.app_core(m.chan);
-            t = self.copy_end(core, t, len, st.copy_ps(len, m.bytes)) + ns(st.sdp_tx_ns);
+            // From the user's buffer into a private buffer of the ring, which the adapter
+            // then reads; a ring larger than the cache, cycled through, never hits in it.
+            let buf = self.app_buffer(m.bytes);
+            let ring_miss = if st.sdp_rx_buffers * chunk > st.cache_bytes { 1.0 } else { 0.0 };
+            let traffic = memory::copy_traffic(len, st.miss(buf), ring_miss, true);
+            t = self.copy_end(t, st.copy_ps(len, buf), traffic) + ns(st.sdp_tx_ns);
             let end = self.sock_end(m.chan);
             end.sent_msgs += u64::from(i + 1 == n);
             if end.credits == 0 || !end.bc_queue.is_empty() {

@@ -357,7 +357,11 @@ impl Node {
             let idle = wake && n.cores.free_at(core) <= t;
             let mut c = start + ns(st.syscall_ns) + if idle { ns(st.wakeup_ns) } else { 0 };
             if copy {
-                c = n.copy_end(core, c, new, st.copy_ps(new, size));
+                // Out of buffers the adapter wrote (its DMA left them in memory, not in the
+                // cache) into the user's buffer.
+                let buf = n.app_buffer(size);
+                let traffic = crate::hw::memory::copy_traffic(new, 1.0, st.miss(buf), true);
+                c = n.copy_end(c, st.copy_ps(new, buf), traffic);
             }
             let end = n.sock_end(chan);
             end.delivered += new;

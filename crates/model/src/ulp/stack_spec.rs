@@ -153,10 +153,16 @@ impl StackSpec {
     /// Picoseconds to copy `bytes` of a message of `msg_bytes` (the working set is twice
     /// the message: what exceeds the cache is copied at memory speed).
     pub fn copy_ps(&self, bytes: u64, msg_bytes: u64) -> Time {
-        let ws = 2.0 * msg_bytes.max(1) as f64;
-        let miss = (1.0 - self.cache_bytes as f64 / ws).max(0.0);
+        let miss = self.miss(msg_bytes);
         let us_per_byte = (1.0 - miss) / self.copy_mbytes_per_s + miss / self.mem_copy_mbytes_per_s;
         (bytes as f64 * us_per_byte * 1e6).round() as Time
+    }
+
+    /// The part of a message of `msg_bytes` a copy finds beyond the cache (its working set is
+    /// twice the message), 0 to 1.
+    pub fn miss(&self, msg_bytes: u64) -> f64 {
+        let ws = 2.0 * msg_bytes.max(1) as f64;
+        (1.0 - self.cache_bytes as f64 / ws).max(0.0)
     }
 
     /// Picoseconds to checksum `bytes` in software.

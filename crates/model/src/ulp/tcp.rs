@@ -69,9 +69,11 @@ impl Node {
     pub(crate) fn tcp_send(&mut self, m: Message, t: Time, ctx: &mut Ctx<'_, Ev>) -> Time {
         let g = self.tcp_geometry(m.chan);
         let st = self.stack();
-        let (syscall, copy, csum) = (ns(st.syscall_ns), st.copy_ps(m.bytes, m.bytes), st.csum_ps(m.bytes));
-        let core = self.app_core(m.chan);
-        let mut t = self.copy_end(core, t + syscall, m.bytes, copy);
+        let buf = self.app_buffer(m.bytes);
+        let (syscall, copy, csum) = (ns(st.syscall_ns), st.copy_ps(m.bytes, buf), st.csum_ps(m.bytes));
+        // Into socket buffers that stay in the cache, which the adapter then reads.
+        let traffic = crate::hw::memory::copy_traffic(m.bytes, st.miss(buf), 0.0, true);
+        let mut t = self.copy_end(t + syscall, copy, traffic);
         if g.csum {
             t += csum;
         }
