@@ -35,8 +35,14 @@ fn lro_merges_packets_so_large_messages_arrive_sooner_and_cost_less() {
 
 #[test]
 fn lso_moves_segmentation_to_the_adapter() {
-    let (off, on) = (run(ud(true, false), PatternKind::Bandwidth, 65536, 1), run(ud(true, true), PatternKind::Bandwidth, 65536, 1));
+    // Against TCP output per packet (no software segmentation), LSO is a large gain.
+    let mut p = Profile::load("r805-connectx-ddr").unwrap();
+    p.stack.as_mut().unwrap().gso = false;
+    let (off, on) = (run_on(p.clone(), ud(true, false), PatternKind::Bandwidth, 65536, 1), run_on(p, ud(true, true), PatternKind::Bandwidth, 65536, 1));
     assert!(on.value > off.value * 1.2, "LSO {:.0} vs {:.0} MB/s", on.value, off.value);
+    // With GSO the host only cuts packets below TCP: one stream gains little from LSO.
+    let (off, on) = (run(ud(true, false), PatternKind::Bandwidth, 65536, 1), run(ud(true, true), PatternKind::Bandwidth, 65536, 1));
+    assert!(on.value > off.value && on.value < off.value * 1.2, "with GSO: LSO {:.0} vs {:.0} MB/s", on.value, off.value);
 }
 
 #[test]
@@ -215,3 +221,27 @@ fn pvfs_daemons_serving_their_clients_in_turn_scale_with_the_servers_until_the_c
     let (two, four) = (pvfs_read(sdp, 4, 2), pvfs_read(sdp, 4, 4));
     assert!(two < four * 0.75, "SDP, 4 servers: 2 clients {two:.0} vs 4 clients {four:.0} MB/s");
 }
+
+fn run_on(p: Profile, stack: SockStack, kind: PatternKind, size: u64, procs: u32) -> Point {
+    let mut v = VerbsSetup::new(Arc::new(p), Service::Rc, Ports::One, procs);
+    v.sock = Some(stack);
+    let (warmup, iterations, window) = if kind == PatternKind::Latency { (3, 20, 1) } else { (1, 3, 16) };
+    v.run(&PatternSpec { kind, op: Op::Send, size, window, warmup, iterations }).unwrap_or_else(|e| panic!("{}: {e}", stack.describe()))
+}
+
+#[test]
+fn gso_keeps_tcp_output_per_large_segment_when_lso_is_off() {
+    // With LSO off, a scatter-gather device still gets 64 KiB segments from TCP, cut into
+    // packets just before the driver: TCP/IP output once per segment, driver work per packet.
+    let p = Profile::load("r805-connectx-ddr").unwrap();
+    assert!(p.stack.as_ref().unwrap().gso);
+    let mut no_gso = p.clone();
+    no_gso.stack.as_mut().unwrap().gso = false;
+    let (with, without) = (run_on(p.clone(), ud(true, false), PatternKind::Bandwidth, 65536, 1), run_on(no_gso, ud(true, false), PatternKind::Bandwidth, 65536, 1));
+    assert!(with.value > without.value * 1.3, "LRO without LSO: GSO {:.0} vs per-packet TCP output {:.0} MB/s", with.value, without.value);
+    assert_eq!(with.bytes_sent, with.bytes_received);
+    // A one-packet message is the same either way.
+    let (a, b) = (run_on(p.clone(), ud(false, false), PatternKind::Latency, 1, 1), run(ud(false, false), PatternKind::Latency, 1, 1));
+    assert_eq!(a.value, b.value);
+}
+

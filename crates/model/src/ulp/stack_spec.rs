@@ -33,6 +33,11 @@ pub struct StackSpec {
     /// The drivers poll (NAPI): completions that arrive while the poll loop runs take no
     /// interrupt of their own. Off: an interrupt per completion.
     pub napi: bool,
+    /// Software segmentation offload (GSO): with large send offload off, TCP still builds
+    /// segments of up to `offload_max_bytes` when the device does scatter-gather, and the
+    /// kernel cuts them into MTU packets just before the driver (TCP/IP output once per
+    /// large segment, driver work per packet). Optional, default off.
+    pub gso: bool,
     /// Waking a process blocked in recv() or send() and switching to it, ns.
     pub wakeup_ns: f64,
     /// TCP input runs in the receiving process's context when it waits in recv() (Linux
@@ -109,6 +114,7 @@ impl StackSpec {
             ipoib_ud_csum_offload: t.param_u64("ipoib_ud_csum_offload", "flag", 0)? != 0,
             interrupt_ns: t.param("interrupt_ns", "ns")?,
             napi: t.param_u64("napi", "flag", 0)? != 0,
+            gso: t.has("gso") && t.param_u64("gso", "flag", 0)? != 0,
             wakeup_ns: t.param("wakeup_ns", "ns")?,
             prequeue: t.param_u64("prequeue", "flag", 0)? != 0,
             tcp_tx_ns: t.param("tcp_tx_ns", "ns")?,

@@ -30,8 +30,11 @@ struct Geometry {
     seg_max: u64,
     /// Header bytes the adapter carries per packet beyond the payload (IP/TCP and IPoIB).
     hdr: u64,
-    /// Driver work per segment sent, ns.
+    /// Driver work per segment sent (per packet with GSO), ns.
     tx_ns: f64,
+    /// Software segmentation (GSO): segments of `seg_max` go to the driver as MSS packets,
+    /// each its own work request.
+    gso: bool,
     /// Driver work per packet received, ns.
     rx_ns: f64,
     /// Software checksum on send.
@@ -47,19 +50,24 @@ impl Node {
             SockKind::IpoibUd => {
                 let mss = st.ipoib_mtu_bytes - ip;
                 let hdr = ip + st.ipoib_header_bytes;
-                let seg_max = if stack.lso_on(self.prof.eth.as_ref()) { (st.offload_max_bytes / (mss + hdr)).max(1) * mss } else { mss };
-                Geometry { mss, seg_max, hdr, tx_ns: st.ipoib_tx_ns, rx_ns: st.ipoib_rx_ns, csum: !st.ipoib_ud_csum_offload }
+                // IPoIB advertises scatter-gather only with checksum offload (ipoib_add_port).
+                let lso = stack.lso_on(self.prof.eth.as_ref());
+                let gso = !lso && st.gso && st.ipoib_ud_csum_offload;
+                let seg_max = if lso || gso { (st.offload_max_bytes / (mss + hdr)).max(1) * mss } else { mss };
+                Geometry { mss, seg_max, hdr, tx_ns: st.ipoib_tx_ns, rx_ns: st.ipoib_rx_ns, csum: !st.ipoib_ud_csum_offload, gso }
             }
             SockKind::IpoibRc => {
                 let mss = st.ipoib_cm_mtu_bytes - ip;
-                Geometry { mss, seg_max: mss, hdr: ip + st.ipoib_header_bytes, tx_ns: st.ipoib_tx_ns, rx_ns: st.ipoib_rx_ns, csum: true }
+                Geometry { mss, seg_max: mss, hdr: ip + st.ipoib_header_bytes, tx_ns: st.ipoib_tx_ns, rx_ns: st.ipoib_rx_ns, csum: true, gso: false }
             }
             SockKind::Eth => {
                 let e = self.prof.eth.as_ref().expect("validated: [eth]");
                 let mtu = self.links[e.port as usize].mtu_bytes as u64;
                 let mss = mtu - ip;
-                let seg_max = if stack.lso_on(Some(e)) { (st.offload_max_bytes / mtu).max(1) * mss } else { mss };
-                Geometry { mss, seg_max, hdr: ip, tx_ns: e.tx_ns, rx_ns: e.rx_ns, csum: false }
+                let lso = stack.lso_on(Some(e));
+                let gso = !lso && st.gso;
+                let seg_max = if lso || gso { (st.offload_max_bytes / mtu).max(1) * mss } else { mss };
+                Geometry { mss, seg_max, hdr: ip, tx_ns: e.tx_ns, rx_ns: e.rx_ns, csum: false, gso }
             }
             SockKind::Sdp => unreachable!("SDP is not TCP"),
         }
@@ -127,6 +135,20 @@ impl Node {
             end.delack_seq += 1;
             let nseg = len.div_ceil(g.mss);
             let meta = MsgMeta { chan, tag, msg_id: ack, parts: 1, bytes: size, notify: true, ulp: UlpKind::Segment { bytes: len } };
+            if g.gso {
+                // dev_hard_start_xmit cuts the segment (skb_gso_segment) and hands the
+                // driver one MSS packet at a time.
+                t += ns(tcp_tx);
+                let mut left = len;
+                while left > 0 {
+                    let p = left.min(g.mss);
+                    left -= p;
+                    t += ns(g.tx_ns);
+                    let meta = MsgMeta { ulp: UlpKind::Segment { bytes: p }, ..meta };
+                    t = self.post_wr(qp, Op::Send, p + g.hdr, meta, t, ctx);
+                }
+                continue;
+            }
             t += ns(tcp_tx + g.tx_ns);
             t = self.post_wr(qp, Op::Send, len + nseg * g.hdr, meta, t, ctx);
         }
