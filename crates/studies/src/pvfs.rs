@@ -1,5 +1,5 @@
 //! The parallel-file-system figures of the sdp study (fig8-10): PVFS's concurrent read and
-//! write test (pvfs-test, WORKLOADS.md 4) in the model. Every compute node reads or writes
+//! write test (PVFS 1.5 pvfs-test) in the model. Every compute node reads or writes
 //! its contiguous 2N MB region striped over N I/O servers, so each client moves 2 MB with
 //! each server at once (all-to-all); each I/O server runs one daemon that serves all its
 //! clients and moves the data to or from its file store (`interlab_model::fileio`). The
@@ -288,7 +288,7 @@ pub fn claims(study: &str, r: &FigureResults) -> Vec<Computed> {
         }),
         num("sdp.pvfs.ext3_sdp_gain", || {
             let (s, i) = (series(r, "fig10", "SDP")?, series(r, "fig10", "IPoIB")?);
-            // STUDIES.md: 3 I/O servers.
+            // The sdp study: 3 I/O servers.
             let (a, b) = (s.at(3).ok_or("fig10 has no 3-server SDP point")?, i.at(3).ok_or("fig10 has no 3-server IPoIB point")?);
             let n = 3;
             Ok(((a - b) / b * 100.0, format!("{n} I/O servers: SDP {a:.1} vs IPoIB {b:.1} MB/s"), None))

@@ -12,7 +12,7 @@ pub enum LineCode {
     B64B66,
     /// 128b/130b (PCIe gen3-5).
     B128B130,
-    /// PAM4 with FEC as HDR/NDR InfiniBand: 50 data per 53.125 signalled (MODEL-FACTS 1.1).
+    /// PAM4 with FEC as HDR/NDR InfiniBand: 50 data per 53.125 signalled ([K1] ib_rate_to_mbps; docs/references.md).
     Pam4Fec,
     /// 4b/5b (100BASE-TX Fast Ethernet: 125 MBd for 100 Mb/s): 0.8.
     B4B5,

@@ -1,5 +1,5 @@
-//! InfiniBand header sizes (bytes), from the IBA as quoted in MODEL-FACTS 1.2-1.3
-//! (linux `ib_pack.h`, `rxe_hdr.h`, `rxe_opcode.c`).
+//! InfiniBand header sizes (bytes), from the IBA as the Linux sources encode them
+//! (`ib_pack.h`, `rxe_hdr.h`, `rxe_opcode.c`; docs/references.md [K3]-[K5]).
 
 /// Local route header.
 pub const LRH: u64 = 8;

@@ -86,7 +86,7 @@ pub enum UlpKind {
     Sdp(SdpMsg),
 }
 
-/// What an SDP message is (MODEL-FACTS 4.2 message ids).
+/// What an SDP message is (message ids of OFED `sdp.h`, docs/references.md [D1]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SdpMsg {
     /// Buffered-copy data (mid Data).

@@ -5,7 +5,7 @@
 //!   stack (the model's one-way small-message socket latency) plus the handshake work at
 //!   its receiver (request queue, socket creation); connect() returns when the SYN-ACK
 //!   is processed.
-//! * SDP (MODEL-FACTS 4.2): the peer's address by ARP over IPoIB (a round trip), a path
+//! * SDP (OFED SDP over the RDMA CM; docs/references.md [D1], [K12], [C1]): the peer's address by ARP over IPoIB (a round trip), a path
 //!   record from the subnet administrator (a MAD round trip), then the CM exchange: REQ
 //!   (the client created and initialised its QP first), REP (the server created its QP,
 //!   moved it to INIT/RTR/RTS and registered its receive buffers), RTU (the client moved
