@@ -73,8 +73,8 @@ pub struct LiveArgs {
     /// Clients (hot-spot; default 4).
     #[arg(long)]
     clients: Option<u32>,
-    /// Response size in bytes (rr, crr; default: the request size).
-    #[arg(long, value_name = "BYTES")]
+    /// Response size in bytes (rr, crr; default: the request size); K = 2^10, M = 2^20.
+    #[arg(long, value_name = "BYTES", value_parser = interlab_patterns::parse_size)]
     response_size: Option<u64>,
     /// Warm-up iterations (round trips, windows or transactions) per repetition.
     #[arg(long)]
