@@ -151,10 +151,57 @@ impl Node {
         self.sdp_post(chan, Post { op: Op::Send, bytes: st.sdp_header_bytes + SDP_AVAIL_BYTES, msg: SdpMsg::SinkAvail { index: idx }, tag: 0, size: 0, notify: true }, t, ctx)
     }
 
+    /// Buffered-copy data is in the socket at `t`: the application copies it out (woken
+    /// if `wake` and it sleeps) and the freed buffers go back as credits.
+    fn sdp_data_in(&mut self, chan: u32, meta: MsgMeta, bytes: u64, t: Time, wake: bool, ctx: &mut Ctx<'_, Ev>) {
+        let st = self.stack().clone();
+        let end = self.sock_end(chan);
+        end.rcv += bytes;
+        end.rx_msg = (meta.tag, meta.bytes);
+        let app = self.sdp_deliver(chan, t, true, wake, ctx);
+        // The copied-out buffers are free again: return them as credits.
+        let end = self.sock_end(chan);
+        end.owed += 1;
+        if end.owed * 2 >= st.sdp_rx_buffers {
+            let core = self.app_core(chan);
+            self.on_cpu(core, app, |n, a| {
+                let a = a + ns(st.sdp_tx_ns);
+                n.sdp_post(chan, Post { op: Op::Send, bytes: st.sdp_header_bytes, msg: SdpMsg::Credit, tag: 0, size: 0, notify: true }, a, ctx)
+            });
+        }
+    }
+
+    /// Whether the application of `chan` is still polling its completion queue in recv()
+    /// at `now` (OFED SDP `sdp_recvmsg` calls `poll_recv_cq`, `recv_poll` empty polls,
+    /// before `sk_wait_data`): its core has been idle since it entered recv(), for no
+    /// longer than the polls take.
+    fn sdp_recv_polling(&self, chan: u32, now: Time) -> bool {
+        let polls = self.stack().sdp_recv_polls;
+        if polls == 0 {
+            return false;
+        }
+        let since = self.cores.free_at(self.app_core(chan));
+        since <= now && now - since <= polls * ns(self.prof.host.cqe_poll_ns)
+    }
+
     /// An SDP message's completion reached the host.
     pub(crate) fn sdp_arrival(&mut self, meta: MsgMeta, ctx: &mut Ctx<'_, Ev>) {
         let chan = meta.chan;
         let st = self.stack().clone();
+        if let UlpKind::Sdp(SdpMsg::Data { bytes }) = meta.ulp {
+            if self.sdp_recv_polling(chan, ctx.now()) {
+                // The receiver's own poll finds the completion: SDP receive work in its
+                // context, no interrupt and no wake-up.
+                let app = self.app_core(chan);
+                let t = self.on_cpu(app, ctx.now(), |n, s| {
+                    let t = s + ns(n.prof.host.cqe_poll_ns + st.sdp_rx_ns);
+                    n.sock_end(chan).credits += meta.msg_id;
+                    n.sdp_drain(chan, t, ctx)
+                });
+                self.sdp_data_in(chan, meta, bytes, t, false, ctx);
+                return;
+            }
+        }
         let (ready, irq) = self.rx_ready(0, ctx.now(), 1, None);
         let core = self.irq_core();
         let UlpKind::Sdp(msg) = meta.ulp else { return };
@@ -164,20 +211,7 @@ impl Node {
             let t = n.sdp_drain(chan, t, ctx);
             match msg {
                 SdpMsg::Data { bytes } => {
-                    let end = n.sock_end(chan);
-                    end.rcv += bytes;
-                    end.rx_msg = (meta.tag, meta.bytes);
-                    let app = n.sdp_deliver(chan, t, true, ctx);
-                    // The copied-out buffers are free again: return them as credits.
-                    let end = n.sock_end(chan);
-                    end.owed += 1;
-                    if end.owed * 2 >= st.sdp_rx_buffers {
-                        let core = n.app_core(chan);
-                        n.on_cpu(core, app, |n, a| {
-                            let a = a + ns(st.sdp_tx_ns);
-                            n.sdp_post(chan, Post { op: Op::Send, bytes: st.sdp_header_bytes, msg: SdpMsg::Credit, tag: 0, size: 0, notify: true }, a, ctx)
-                        });
-                    }
+                    n.sdp_data_in(chan, meta, bytes, t, true, ctx);
                     t
                 }
                 SdpMsg::Credit | SdpMsg::ZcData | SdpMsg::ZcRead => t,
@@ -198,7 +232,7 @@ impl Node {
                     let end = n.sock_end(chan);
                     end.rcv += bytes;
                     end.rx_msg = (meta.tag, meta.bytes);
-                    n.sdp_deliver(chan, t, false, ctx);
+                    n.sdp_deliver(chan, t, false, true, ctx);
                     t
                 }
                 SdpMsg::SrcAvail { .. } => {
@@ -240,9 +274,9 @@ impl Node {
 
     /// Data is in the socket (or the user's buffer): the application takes it, then waits
     /// in recv() again and advertises its buffer for zero copy.
-    fn sdp_deliver(&mut self, chan: u32, t: Time, copy: bool, ctx: &mut Ctx<'_, Ev>) -> Time {
+    fn sdp_deliver(&mut self, chan: u32, t: Time, copy: bool, wake: bool, ctx: &mut Ctx<'_, Ev>) -> Time {
         let before = self.sock_end(chan).recv_msgs;
-        let a = self.sock_deliver(chan, t, copy, ctx);
+        let a = self.sock_deliver_from(chan, t, copy, wake, ctx);
         if self.sock_end(chan).recv_msgs == before {
             return a;
         }
@@ -270,7 +304,7 @@ impl Node {
                 let end = self.sock_end(chan);
                 end.rcv += meta.bytes;
                 end.rx_msg = (meta.tag, meta.bytes);
-                self.sdp_deliver(chan, t, false, ctx);
+                self.sdp_deliver(chan, t, false, true, ctx);
             }
             UlpKind::Sdp(SdpMsg::WrCompl { .. }) => self.sdp_kick_at(chan, t + ns(st.wakeup_ns), ctx),
             _ => {}

@@ -78,6 +78,11 @@ pub struct StackSpec {
     pub tcp_window_bytes: u64,
     /// SDP work per message sent, ns.
     pub sdp_tx_ns: f64,
+    /// Times an SDP receiver blocked in recv() polls its completion queue before it sleeps
+    /// (OFED `recv_poll`); each poll of an empty queue costs the host's `cqe_poll_ns`. A
+    /// message arriving within that window is taken by the receiving process itself: no
+    /// interrupt, no wake-up. Optional, default 0 (the receiver sleeps at once).
+    pub sdp_recv_polls: u64,
     /// SDP work per message received, ns.
     pub sdp_rx_ns: f64,
     /// Largest SDP buffered-copy message (private buffer size), bytes.
@@ -115,6 +120,7 @@ impl StackSpec {
             interrupt_ns: t.param("interrupt_ns", "ns")?,
             napi: t.param_u64("napi", "flag", 0)? != 0,
             gso: t.has("gso") && t.param_u64("gso", "flag", 0)? != 0,
+            sdp_recv_polls: if t.has("sdp_recv_polls") { t.param_u64("sdp_recv_polls", "polls", 0)? } else { 0 },
             wakeup_ns: t.param("wakeup_ns", "ns")?,
             prequeue: t.param_u64("prequeue", "flag", 0)? != 0,
             tcp_tx_ns: t.param("tcp_tx_ns", "ns")?,
