@@ -25,7 +25,7 @@ use interlab_kernel::{Ctx, Time};
 use interlab_patterns::{Message, Op};
 
 /// Bytes an SDP control message carries after the BSDH (SrcAvail/SinkAvail: length, key,
-/// address; MODEL-FACTS 4.2).
+/// address; OFED `sdp.h`, docs/references.md [D1]).
 const SDP_AVAIL_BYTES: u64 = 16;
 
 /// One SDP work request: the verb, its bytes, the SDP message, and the pattern message it

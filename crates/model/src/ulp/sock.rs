@@ -47,7 +47,7 @@ pub struct SockStack {
     pub sdp_zcopy_threshold: u64,
 }
 
-/// OFED's default SDP zero-copy threshold (MODEL-FACTS 4.2: sdp_zcopy_thresh 64 KiB).
+/// OFED's default SDP zero-copy threshold (OFED `sdp_main.c` sdp_zcopy_thresh 64 KiB; docs/references.md [D2]).
 pub const SDP_DEFAULT_THRESHOLD: u64 = 65536;
 
 impl SockStack {
