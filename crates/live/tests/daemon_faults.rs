@@ -5,39 +5,17 @@
 use interlab_live::auth::Token;
 use interlab_live::proto::{encode, read_msg, write_msg, Msg, Phase, MAX_TO_CLIENT};
 use interlab_live::runner::{run_point, PointOptions, RunLength};
-use interlab_live::server::StopHandle;
-use interlab_live::{parse_peer, ServeConfig, Server, Transport};
+use interlab_live::{parse_peer, Transport};
 use interlab_patterns::{Workload, WorkloadKind};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
-struct Daemon {
-    addr: SocketAddr,
-    stop: StopHandle,
-    thread: Option<std::thread::JoinHandle<()>>,
-}
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        self.stop.stop();
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
+mod common;
+use common::Daemon;
 
 fn daemon(token: Option<&str>) -> Daemon {
-    let cfg = ServeConfig {
-        port: 0,
-        token: token.map(|t| Token::new(t).unwrap()),
-        handshake_timeout: Duration::from_millis(500),
-        idle_timeout: Duration::from_secs(5),
-        verbose: false,
-        ..ServeConfig::default()
-    };
-    let (addr, stop, t) = Server::bind(cfg).unwrap().spawn();
-    Daemon { addr, stop, thread: Some(t) }
+    common::daemon_with(token, Duration::from_millis(500), Duration::from_secs(5))
 }
 
 fn point(addr: SocketAddr, token: Option<&str>, kind: WorkloadKind, transport: Transport) -> interlab_live::runner::PointOutcome {

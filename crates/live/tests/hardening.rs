@@ -8,39 +8,17 @@ use interlab_live::client::ClientSession;
 use interlab_live::conn::hello;
 use interlab_live::proto::{encode, read_msg, write_msg, BaseCode, ChanSetup, Msg, Phase, PhaseEnd, Setup, Transport, MAX_TO_CLIENT};
 use interlab_live::runner::{check, PointOptions, RunLength};
-use interlab_live::server::StopHandle;
-use interlab_live::{parse_peer, Peer, ServeConfig, Server};
+use interlab_live::{parse_peer, Peer};
 use interlab_patterns::{Workload, WorkloadKind};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream, UdpSocket};
 use std::time::{Duration, Instant};
 
-struct Daemon {
-    addr: SocketAddr,
-    stop: StopHandle,
-    thread: Option<std::thread::JoinHandle<()>>,
-}
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        self.stop.stop();
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
+mod common;
+use common::Daemon;
 
 fn daemon(token: Option<&str>, handshake: Duration, idle: Duration) -> Daemon {
-    let cfg = ServeConfig {
-        port: 0,
-        token: token.map(|t| Token::new(t).unwrap()),
-        handshake_timeout: handshake,
-        idle_timeout: idle,
-        verbose: false,
-        ..ServeConfig::default()
-    };
-    let (addr, stop, t) = Server::bind(cfg).unwrap().spawn();
-    Daemon { addr, stop, thread: Some(t) }
+    common::daemon_with(token, handshake, idle)
 }
 
 fn peer(d: &Daemon) -> Peer {
