@@ -85,8 +85,7 @@ pub const GRID: [u64; 9] = [1, 256, 1024, 4096, 16384, 65536, 262144, 524288, 10
 const ITERS: u32 = 10;
 const WARMUP: u32 = 2;
 /// Messages per window of the one-way stream points that divide a message's CPU between
-/// sender and receiver (one window of warm-up, one measured: the closing 4-byte reply
-/// weighs 1/16 of a message).
+/// sender and receiver (one window; the closing 4-byte reply weighs 1/16 of a message).
 pub const SPLIT_WINDOW: u32 = 16;
 
 /// Per-message costs of one protocol on one profile.
@@ -193,10 +192,10 @@ impl NetCost {
             for (k, init) in [Initiator::Server, Initiator::Clients].into_iter().enumerate() {
                 let mut w = v.clone();
                 w.initiator = init;
-                let spec = PatternSpec { kind: PatternKind::Bandwidth, op: Op::Send, size, window: SPLIT_WINDOW, warmup: 1, iterations: 1 };
+                let spec = PatternSpec { kind: PatternKind::Bandwidth, op: Op::Send, size, window: SPLIT_WINDOW, warmup: 0, iterations: 1 };
                 let pt = w.run(&spec).map_err(|e| format!("{} (one-way stream): {e}", at(size)))?;
                 events += pt.events;
-                side[k] = pt.server_cpu_percent / 100.0 * cores * pt.sim_time_ps as f64 / 1e6 / (2 * SPLIT_WINDOW) as f64;
+                side[k] = pt.server_cpu_percent / 100.0 * cores * pt.sim_time_ps as f64 / 1e6 / SPLIT_WINDOW as f64;
             }
             let f = if side[0] + side[1] > 0.0 { side[0] / (side[0] + side[1]) } else { 0.5 };
             snd.push(both * f);
