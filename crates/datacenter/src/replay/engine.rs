@@ -7,13 +7,14 @@
 //! * **CPU**: each tier has `cores`; a CPU job takes the core that frees first (FCFS).
 //!   Tiers marked `shared` instead run on one host of `host_cores` cores together (all
 //!   tiers and the browsers on one machine, as in a live run over loopback).
-//! * **Messages** on a link cost the protocol's model-derived CPU at the sender (on the
-//!   sender tier's cores), then the rest of the one-way latency as a delay, then the CPU
-//!   at the receiver: unloaded, a message takes exactly the model's one-way latency.
+//! * **Messages** on a link cost the protocol's model-derived send-side CPU at the sender
+//!   (on the sender tier's cores), then the rest of the one-way latency as a delay, then
+//!   the receive-side CPU at the receiver: unloaded, a message takes exactly the model's
+//!   one-way latency. Each end pays its own side's cost (`NetCost::send_cpu`, `recv_cpu`).
 //! * **Connections**: a link's pool has `pool` connections (a request waits, FIFO, for a
 //!   free one; the most recently used is reused first), or, with `pool = 0`, each browser
 //!   has its own (slot numbers chosen by the workload). `Connect` opens a fresh connection
-//!   (the protocol's set-up time as a delay, two small messages of CPU at each end).
+//!   (the protocol's set-up time as a delay; each end sends and receives a small message).
 //! * **SDP idle connections**: a message on a connection silent for longer than the
 //!   protocol's idle threshold first pays a control round trip: two small-message one-way
 //!   latencies and their CPU at both ends.
@@ -354,7 +355,7 @@ impl Dc {
                     }
                     self.connects += 1;
                     let (from, to, cost) = (self.cfg.links[l].from, self.cfg.links[l].to, self.cfg.links[l].cost.clone());
-                    let small = us(2.0 * cost.cpu(1));
+                    let small = us(cost.send_cpu(1) + cost.recv_cpu(1));
                     self.reserve(from, now, small);
                     self.reserve(to, now, small);
                     ctx.schedule_self(us(cost.connect_us), Ev::Next(f));
@@ -375,13 +376,14 @@ impl Dc {
                     };
                     let lk = &self.cfg.links[l];
                     let sender = if up { lk.to } else { lk.from };
-                    let cpu = cost.cpu(bytes);
-                    let mut wire = (cost.latency(bytes) - 2.0 * cpu).max(0.0);
-                    let mut cpu_s = cpu;
+                    let mut wire = (cost.latency(bytes) - cost.send_cpu(bytes) - cost.recv_cpu(bytes)).max(0.0);
+                    let mut cpu_s = cost.send_cpu(bytes);
                     if idle {
+                        // The control round trip: each end sends one small message and receives one.
                         self.idle_penalties += 1;
-                        cpu_s += 2.0 * cost.cpu(1);
-                        wire += (2.0 * cost.latency(1) - 4.0 * cost.cpu(1)).max(0.0);
+                        let small = cost.send_cpu(1) + cost.recv_cpu(1);
+                        cpu_s += small;
+                        wire += (2.0 * cost.latency(1) - 2.0 * small).max(0.0);
                     }
                     self.messages += 1;
                     let end = self.reserve(sender, now, us(cpu_s));
@@ -446,9 +448,9 @@ impl Component<Ev> for Dc {
                 let cost = self.cfg.links[l].cost.clone();
                 let lk = &self.cfg.links[l];
                 let receiver = if up { lk.from } else { lk.to };
-                let mut cpu = cost.cpu(bytes);
+                let mut cpu = cost.recv_cpu(bytes);
                 if idle {
-                    cpu += 2.0 * cost.cpu(1);
+                    cpu += cost.send_cpu(1) + cost.recv_cpu(1);
                 }
                 // Work the receiver does next on the same tier joins the same reservation
                 // (one event fewer; the core runs both back to back).

@@ -1,12 +1,23 @@
 //! What one message costs on a link, from the detailed socket model: per protocol, the
-//! one-way latency and the host CPU at each end as functions of the message size, measured
-//! by running `VerbsSetup` latency points (ping-pong, one message each way per iteration)
-//! at a grid of sizes and interpolated linearly in between (beyond the last size: the last
-//! segment's slope). Also the connection set-up time (`VerbsSetup::connect_time`) and, for
-//! SDP, the profile's idle threshold after which a connection pays a control round trip.
+//! one-way latency and the host CPU at the sending and at the receiving end as functions
+//! of the message size, interpolated linearly between a grid of sizes (beyond the last
+//! size: the last segment's slope). Also the connection set-up time
+//! (`VerbsSetup::connect_time`) and, for SDP, the profile's idle threshold after which a
+//! connection pays a control round trip.
+//!
+//! * A `VerbsSetup` latency point (ping-pong, one isolated message each way per
+//!   iteration) gives the latency and the host CPU of an isolated message, both ends
+//!   together: each host sends one message and receives one per iteration.
+//! * A ping-pong cannot tell how that CPU divides between the two ends (each host does
+//!   both). Two one-way stream points (a window of `SPLIT_WINDOW` messages, then one small
+//!   reply) with the sender as node 0 and then the receiver as node 0 give the sender's
+//!   and the receiver's CPU per message; their ratio divides the isolated message's CPU.
+//!   So a tier pays its own side's cost for every message it sends or receives: a web
+//!   tier sending a page pays the TCP output path (with LSO: one large segment), the
+//!   browser receiving it the input path (with LRO: aggregated packets).
 
 use interlab_model::ulp::sock::{SockKind, SockStack};
-use interlab_model::{Ports, Profile, VerbsSetup};
+use interlab_model::{Initiator, Ports, Profile, VerbsSetup};
 use interlab_patterns::{Op, PatternKind, PatternSpec};
 use std::sync::Arc;
 
@@ -73,6 +84,9 @@ pub const GRID: [u64; 9] = [1, 256, 1024, 4096, 16384, 65536, 262144, 524288, 10
 /// Iterations of each latency point (after 2 warm-up iterations).
 const ITERS: u32 = 10;
 const WARMUP: u32 = 2;
+/// Messages per window of the one-way stream points that divide a message's CPU between
+/// sender and receiver (one window; the closing 4-byte reply weighs 1/16 of a message).
+pub const SPLIT_WINDOW: u32 = 16;
 
 /// Per-message costs of one protocol on one profile.
 #[derive(Debug, Clone, PartialEq)]
@@ -83,9 +97,10 @@ pub struct NetCost {
     pub sizes: Vec<u64>,
     /// One-way latency at each size, us (unloaded hosts).
     pub latency_us: Vec<f64>,
-    /// Host CPU per message at each end (half of one host's busy time per ping-pong
-    /// iteration, which sends one and receives one message), us.
-    pub cpu_us: Vec<f64>,
+    /// Host CPU per message at the sending end, us.
+    pub send_cpu_us: Vec<f64>,
+    /// Host CPU per message at the receiving end, us.
+    pub recv_cpu_us: Vec<f64>,
     /// Connection set-up time, us.
     pub connect_us: f64,
     /// SDP: a connection silent for longer than this pays a control round trip, us.
@@ -113,19 +128,37 @@ impl NetCost {
         interp(&self.sizes, &self.latency_us, bytes.max(1))
     }
 
-    /// Host CPU at one end for a message of `bytes`, us.
-    pub fn cpu(&self, bytes: u64) -> f64 {
-        interp(&self.sizes, &self.cpu_us, bytes.max(1))
+    /// Host CPU at the sending end for a message of `bytes`, us.
+    pub fn send_cpu(&self, bytes: u64) -> f64 {
+        interp(&self.sizes, &self.send_cpu_us, bytes.max(1))
     }
 
-    /// A table from given points (tests and user-supplied costs).
+    /// Host CPU at the receiving end for a message of `bytes`, us.
+    pub fn recv_cpu(&self, bytes: u64) -> f64 {
+        interp(&self.sizes, &self.recv_cpu_us, bytes.max(1))
+    }
+
+    /// Mean of the two ends' CPU for a message of `bytes` (half of one ping-pong
+    /// iteration's busy time at either host), us.
+    pub fn cpu(&self, bytes: u64) -> f64 {
+        (self.send_cpu(bytes) + self.recv_cpu(bytes)) / 2.0
+    }
+
+    /// A table from given points (size, latency, CPU at each end) (tests and user-supplied costs).
     pub fn from_points(protocol: Protocol, points: &[(u64, f64, f64)], connect_us: f64, idle_us: Option<f64>) -> NetCost {
+        let split: Vec<(u64, f64, f64, f64)> = points.iter().map(|p| (p.0, p.1, p.2, p.2)).collect();
+        NetCost::from_split_points(protocol, &split, connect_us, idle_us)
+    }
+
+    /// A table from given points (size, latency, sender CPU, receiver CPU).
+    pub fn from_split_points(protocol: Protocol, points: &[(u64, f64, f64, f64)], connect_us: f64, idle_us: Option<f64>) -> NetCost {
         NetCost {
             protocol,
             profile: "given".into(),
             sizes: points.iter().map(|p| p.0).collect(),
             latency_us: points.iter().map(|p| p.1).collect(),
-            cpu_us: points.iter().map(|p| p.2).collect(),
+            send_cpu_us: points.iter().map(|p| p.2).collect(),
+            recv_cpu_us: points.iter().map(|p| p.3).collect(),
             connect_us,
             idle_us,
             events: 0,
@@ -134,20 +167,39 @@ impl NetCost {
 
     /// Runs the detailed model for `protocol` on profile `profile` (built-in id or file).
     pub fn from_model(profile: &str, protocol: Protocol) -> Result<NetCost, String> {
+        NetCost::from_model_stack(profile, protocol, protocol.stack())
+    }
+
+    /// The same with `stack` in place of the protocol's own stack (offload what-ifs);
+    /// `protocol` names the table and decides the SDP idle threshold.
+    pub fn from_model_stack(profile: &str, protocol: Protocol, stack: SockStack) -> Result<NetCost, String> {
         let p = Arc::new(Profile::load(profile).map_err(|e| format!("profile {profile}: {e}"))?);
         let st = p.stack.clone().ok_or_else(|| format!("profile {profile} has no [stack] section: it cannot model sockets"))?;
         let cores = p.host.cores.max(1) as f64;
-        let stack = protocol.stack();
         let mut v = VerbsSetup::new(p.clone(), stack.service(), Ports::One, 1);
         v.sock = Some(stack);
-        let (mut lat, mut cpu, mut events) = (Vec::new(), Vec::new(), 0u64);
+        let (mut lat, mut snd, mut rcv, mut events) = (Vec::new(), Vec::new(), Vec::new(), 0u64);
+        let at = |size: u64| format!("{} on {profile} at {size} B", protocol.name());
         for &size in GRID.iter() {
             let spec = PatternSpec { kind: PatternKind::Latency, op: Op::Send, size, window: 1, warmup: WARMUP, iterations: ITERS };
-            let pt = v.run(&spec).map_err(|e| format!("{} on {profile} at {size} B: {e}", protocol.name()))?;
+            let pt = v.run(&spec).map_err(|e| format!("{}: {e}", at(size)))?;
             events += pt.events;
             lat.push(pt.value);
-            let busy_us = pt.server_cpu_percent / 100.0 * cores * pt.sim_time_ps as f64 / 1e6;
-            cpu.push(busy_us / (WARMUP + ITERS) as f64 / 2.0);
+            // Node 0's busy time per iteration: one message sent and one received.
+            let both = pt.server_cpu_percent / 100.0 * cores * pt.sim_time_ps as f64 / 1e6 / (WARMUP + ITERS) as f64;
+            // Node 0's busy time per message of a one-way stream, as sender and as receiver.
+            let mut side = [0.0; 2];
+            for (k, init) in [Initiator::Server, Initiator::Clients].into_iter().enumerate() {
+                let mut w = v.clone();
+                w.initiator = init;
+                let spec = PatternSpec { kind: PatternKind::Bandwidth, op: Op::Send, size, window: SPLIT_WINDOW, warmup: 0, iterations: 1 };
+                let pt = w.run(&spec).map_err(|e| format!("{} (one-way stream): {e}", at(size)))?;
+                events += pt.events;
+                side[k] = pt.server_cpu_percent / 100.0 * cores * pt.sim_time_ps as f64 / 1e6 / SPLIT_WINDOW as f64;
+            }
+            let f = if side[0] + side[1] > 0.0 { side[0] / (side[0] + side[1]) } else { 0.5 };
+            snd.push(both * f);
+            rcv.push(both * (1.0 - f));
         }
         let c = v.connect_time().map_err(|e| format!("{} on {profile}: connection time: {e}", protocol.name()))?;
         events += c.events;
@@ -156,7 +208,8 @@ impl NetCost {
             profile: p.id.clone(),
             sizes: GRID.to_vec(),
             latency_us: lat,
-            cpu_us: cpu,
+            send_cpu_us: snd,
+            recv_cpu_us: rcv,
             connect_us: c.value,
             idle_us: matches!(protocol, Protocol::Sdp | Protocol::SdpBc).then_some(st.sdp_idle_us),
             events,
@@ -181,9 +234,43 @@ mod tests {
         let c = NetCost::from_model("r805-connectx-ddr", Protocol::IpoibRc).unwrap();
         assert!(c.latency(1) > 5.0 && c.latency(1) < 50.0, "{:?}", c.latency_us);
         assert!(c.latency(1 << 20) > c.latency(1));
-        assert!(c.cpu(1 << 20) > c.cpu(1) && c.cpu(1) > 0.0, "{:?}", c.cpu_us);
+        assert!(c.cpu(1 << 20) > c.cpu(1) && c.cpu(1) > 0.0, "{:?} {:?}", c.send_cpu_us, c.recv_cpu_us);
         assert!(c.connect_us > 2.0 * c.latency(1));
         let s = NetCost::from_model("r805-connectx-ddr", Protocol::Sdp).unwrap();
         assert_eq!(s.idle_us, Some(1000.0));
+    }
+
+    #[test]
+    fn the_sending_and_the_receiving_end_have_their_own_costs() {
+        let c = NetCost::from_model("r805-connectx-ddr", Protocol::IpoibUd).unwrap();
+        for (i, &b) in c.sizes.iter().enumerate() {
+            assert!(c.send_cpu_us[i] > 0.0 && c.recv_cpu_us[i] > 0.0, "{b} B: {:?} {:?}", c.send_cpu_us, c.recv_cpu_us);
+        }
+        // TCP input (per packet, no LRO) costs more than output: a 64 KiB message costs
+        // its receiver more than its sender.
+        assert!(c.recv_cpu(65536) > 1.1 * c.send_cpu(65536), "send {} recv {}", c.send_cpu(65536), c.recv_cpu(65536));
+        let g = NetCost::from_split_points(Protocol::Eth, &[(1, 10.0, 1.0, 3.0), (1001, 20.0, 3.0, 5.0)], 50.0, None);
+        assert!((g.cpu(501) - 3.0).abs() < 1e-9 && (g.send_cpu(501) - 2.0).abs() < 1e-9 && (g.recv_cpu(501) - 4.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_receive_offload_lowers_the_receivers_cpu_and_a_send_offload_the_senders() {
+        let pr = "r805-connectx-ddr";
+        let base = SockStack { lro: Some(false), lso: Some(false), ..SockStack::ipoib_ud() };
+        let none = NetCost::from_model_stack(pr, Protocol::IpoibUd, base).unwrap();
+        let lro = NetCost::from_model_stack(pr, Protocol::IpoibUd, SockStack { lro: Some(true), ..base }).unwrap();
+        let lso = NetCost::from_model_stack(pr, Protocol::IpoibUd, SockStack { lso: Some(true), ..base }).unwrap();
+        for b in [65536u64, 262144] {
+            let (s0, r0) = (none.send_cpu(b), none.recv_cpu(b));
+            let (s1, r1) = (lro.send_cpu(b), lro.recv_cpu(b));
+            let (s2, r2) = (lso.send_cpu(b), lso.recv_cpu(b));
+            // LRO: the receiver's CPU falls, and by more than the sender's (which falls too:
+            // one ACK per aggregate instead of one per two segments comes back to it).
+            assert!(r1 < 0.8 * r0, "{b} B LRO: recv {r0:.1} -> {r1:.1}");
+            assert!(r0 - r1 > s0 - s1, "{b} B LRO: send {s0:.1} -> {s1:.1}, recv {r0:.1} -> {r1:.1}");
+            // LSO: the sender's, and the receiver's hardly.
+            assert!(s2 < 0.8 * s0, "{b} B LSO: send {s0:.1} -> {s2:.1}");
+            assert!(s0 - s2 > 3.0 * (r0 - r2).abs(), "{b} B LSO: send {s0:.1} -> {s2:.1}, recv {r0:.1} -> {r2:.1}");
+        }
     }
 }

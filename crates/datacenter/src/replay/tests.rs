@@ -178,7 +178,7 @@ fn explore() {
     let t = table();
     for p in Protocol::ALL {
         let c = costs.get("r805-connectx-ddr", p).unwrap();
-        println!("{:?} lat {:?}\n cpu {:?} conn {:.0}", p, c.latency_us.iter().map(|x| *x as i64).collect::<Vec<_>>(), c.cpu_us.iter().map(|x| (*x * 10.0).round() / 10.0).collect::<Vec<_>>(), c.connect_us);
+        println!("{:?} lat {:?}\n cpu {:?} conn {:.0}", p, c.latency_us.iter().map(|x| *x as i64).collect::<Vec<_>>(), c.sizes.iter().map(|&b| (c.send_cpu(b) * 10.0).round() / 10.0).zip(c.sizes.iter().map(|&b| (c.recv_cpu(b) * 10.0).round() / 10.0)).collect::<Vec<_>>(), c.connect_us);
     }
     for n in [1000u32, 2000, 3000, 4000] {
         for p in [Protocol::Eth, Protocol::IpoibUd, Protocol::IpoibUdOffload, Protocol::IpoibRc, Protocol::Sdp] {
@@ -187,5 +187,51 @@ fn explore() {
             let o = s.run_point(&t, &costs, n, 0).unwrap();
             println!("{n} {:?}: wips {:.0} util {:?} p90 {:.3} idle {} ev {} {:.2}s", p, o.throughput(), o.tier_util.iter().map(|u| (u * 100.0).round()).collect::<Vec<_>>(), o.percentile(None, 90.0).unwrap_or(0.0), o.idle_penalties, o.events, t0.elapsed().as_secs_f64());
         }
+    }
+}
+
+/// One message of `bytes` from the web tier to the client per request (or the other way).
+struct OneWay {
+    bytes: u64,
+    up: bool,
+}
+
+impl Workload for OneWay {
+    fn classes(&self) -> Vec<String> {
+        vec!["m".into()]
+    }
+    fn next(&mut self, b: u32, _now: interlab_kernel::Time, _rng: &mut interlab_kernel::Rng) -> (usize, Vec<Step>) {
+        (0, vec![Step::Acquire { link: 0, slot: b }, Step::Send { link: 0, bytes: self.bytes, up: self.up }, Step::Release { link: 0 }])
+    }
+    fn think(&mut self, _b: u32, _rng: &mut interlab_kernel::Rng) -> interlab_kernel::Time {
+        workload::secs(0.01)
+    }
+}
+
+#[test]
+fn a_message_costs_its_sender_the_send_side_and_its_receiver_the_receive_side() {
+    // Sending costs 10 us, receiving 30 us (any size); latency 100 us.
+    let cost = Arc::new(NetCost::from_split_points(Protocol::IpoibUd, &[(1, 100.0, 10.0, 30.0), (1 << 20, 100.0, 10.0, 30.0)], 50.0, None));
+    for up in [true, false] {
+        let cfg = Config {
+            tiers: vec![TierCfg { name: "client".into(), cores: 4, shared: false }, TierCfg { name: "web".into(), cores: 4, shared: false }],
+            host_cores: 0,
+            links: vec![LinkCfg { name: "l".into(), from: 0, to: 1, cost: cost.clone(), pool: 0 }],
+            browsers: 2,
+            seed: 1,
+            start_spread: workload::secs(0.001),
+            warmup: 0,
+            measure: workload::secs(0.5),
+            drain: true,
+            max_events: 1_000_000,
+        };
+        let o = engine::run(&cfg, Box::new(OneWay { bytes: 65536, up })).unwrap();
+        let n = o.messages as f64;
+        assert!(n > 50.0, "{n}");
+        let (client, web) = (o.tier_busy_s[0] * 1e6 / n, o.tier_busy_s[1] * 1e6 / n);
+        let (want_web, want_client) = if up { (10.0, 30.0) } else { (30.0, 10.0) };
+        assert!((web - want_web).abs() < 1e-3 && (client - want_client).abs() < 1e-3, "up {up}: web {web} client {client} us per message");
+        let t = o.mean(None).unwrap() * 1e6;
+        assert!((t - 100.0).abs() < 1e-3, "an unloaded message takes the latency: {t} us");
     }
 }
