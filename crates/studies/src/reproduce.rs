@@ -108,7 +108,7 @@ fn in_figure_unit(mut r: interlab_patterns::ResultRecord, fig: &crate::FigureDef
 /// Records for a figure computed outside the experiment runner (data-center replays,
 /// PVFS): one per point, x under its axis name (`browsers`, `io_servers`, ...), the
 /// metric named after the y axis, the profile from the figure's claims.
-fn replay_records(study: &str, def: &crate::FigureDef, series: &[interlab_experiment::SeriesResult], testbed: &str) -> Vec<interlab_patterns::ResultRecord> {
+fn replay_records(study: &str, pattern: &str, def: &crate::FigureDef, series: &[interlab_experiment::SeriesResult], testbed: &str) -> Vec<interlab_patterns::ResultRecord> {
     let words = |t: &str| -> String {
         let t = t.split('(').next().unwrap_or(t).trim().to_lowercase().replace('/', "");
         let w: Vec<String> = t.split(|c: char| !c.is_ascii_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_string).collect();
@@ -119,7 +119,7 @@ fn replay_records(study: &str, def: &crate::FigureDef, series: &[interlab_experi
         "" => words(def.y_label),
         u => format!("{}_{}", words(def.y_label), unit_token(u)),
     };
-    let pattern = if def.spec_path.contains("pvfs") { "pvfs" } else { "replay" };
+    let x_name = words(def.x_label);
     let mut out = Vec::new();
     for s in series {
         for (i, &(x, y)) in s.points.iter().enumerate() {
@@ -139,7 +139,7 @@ fn replay_records(study: &str, def: &crate::FigureDef, series: &[interlab_experi
                 distance_miles: None,
                 server_cpu_percent: s.server_cpu.get(i).filter(|c| c.0 == x).map(|c| c.1),
                 clients: None,
-                x_name: Some(words(def.x_label)),
+                x_name: Some(x_name.clone()),
                 x_value: Some(x as f64),
                 metric: metric.clone(),
                 value: y / def.y_div,
@@ -220,8 +220,10 @@ pub fn reproduce(opts: &ReproduceOptions, progress: &dyn Progress) -> Result<Rep
         }
         results.entry(study.id).or_default().insert(fig.id.to_string(), series);
     }
-    for (study, figs) in dc?.into_iter().chain(pvfs?) {
-        let defs: Vec<_> = crate::datacenter::figure_defs(study).into_iter().chain(crate::pvfs::figure_defs(study)).collect();
+    // Figures computed outside the experiment runner: data-center replays and PVFS.
+    let outside_runner = dc?.into_iter().map(|(s, f)| (s, f, "replay", crate::datacenter::figure_defs(s)));
+    let outside_runner = outside_runner.chain(pvfs?.into_iter().map(|(s, f)| (s, f, "pvfs", crate::pvfs::figure_defs(s))));
+    for (study, figs, pattern, defs) in outside_runner {
         for def in &defs {
             let Some(series) = figs.get(def.id) else { continue };
             let testbed = claim_specs
@@ -229,7 +231,7 @@ pub fn reproduce(opts: &ReproduceOptions, progress: &dyn Progress) -> Result<Rep
                 .find(|c| c.paper == study && c.figure == def.id)
                 .or_else(|| claim_specs.iter().find(|c| c.paper == study))
                 .map_or("", |c| c.testbed.as_str());
-            records.extend(replay_records(study, def, series, testbed));
+            records.extend(replay_records(study, pattern, def, series, testbed));
         }
         results.entry(study).or_default().extend(figs);
     }
@@ -349,10 +351,7 @@ pub fn reproduce(opts: &ReproduceOptions, progress: &dyn Progress) -> Result<Rep
                 Some(v) => v.to_string(),
                 None => "none".to_string(),
             };
-            let tol = match (c.spec.is_bool(), c.spec.tolerance) {
-                (true, _) => String::new(),
-                (false, t) => format!(", tolerance {:.0} %", 100.0 * t.unwrap_or(interlab_report::DEFAULT_TOLERANCE)),
-            };
+            let tol = c.spec.judged_tolerance().map_or(String::new(), |t| format!(", tolerance {:.0} %", 100.0 * t));
             format!("{} = {} (published {}{tol})", c.spec.id, shown(&c.value), shown(&c.spec.published))
         })
         .collect();

@@ -208,7 +208,7 @@ fn judge(
     match (&spec.published, value) {
         (None, _) => (ClaimStatus::Predicted, None, None),
         (Some(ClaimValue::Number(p)), ClaimValue::Number(m)) => {
-            let tol = spec.tolerance.unwrap_or(DEFAULT_TOLERANCE);
+            let tol = spec.judged_tolerance().unwrap_or(DEFAULT_TOLERANCE);
             let within = (m - p).abs() <= tol * p.abs();
             let deviation = if *p != 0.0 {
                 Some((m - p) / p)

@@ -1,6 +1,6 @@
 //! The machine-readable claims file other tools rely on (see DESIGN.md, "Interfaces").
 
-use super::evaluate::{ClaimCounts, ClaimResult, ClaimStatus, DEFAULT_TOLERANCE};
+use super::evaluate::{ClaimCounts, ClaimResult, ClaimStatus};
 use super::spec::ClaimValue;
 use serde_json::{Map, Value};
 
@@ -82,8 +82,7 @@ fn claim_object(r: &ClaimResult) -> Value {
         "published".to_string(),
         value_json(r.spec.published.as_ref()),
     );
-    let tolerance = (!r.spec.is_bool()).then(|| r.spec.tolerance.unwrap_or(DEFAULT_TOLERANCE));
-    o.insert("tolerance".to_string(), number_json(tolerance));
+    o.insert("tolerance".to_string(), number_json(r.spec.judged_tolerance()));
     o.insert("deviation".to_string(), number_json(r.deviation));
     o.insert("note".to_string(), r.note.clone().map_or(Value::Null, Value::String));
     Value::Object(o)

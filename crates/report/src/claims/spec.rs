@@ -40,6 +40,12 @@ impl ClaimSpec {
     pub fn is_bool(&self) -> bool {
         self.unit == BOOL_UNIT
     }
+
+    /// The relative tolerance a numeric claim is judged with: its own, or
+    /// [`crate::DEFAULT_TOLERANCE`]; `None` for yes/no claims.
+    pub fn judged_tolerance(&self) -> Option<f64> {
+        (!self.is_bool()).then(|| self.tolerance.unwrap_or(crate::DEFAULT_TOLERANCE))
+    }
 }
 
 /// A claim value: a number in the claim's unit, or a yes/no answer.

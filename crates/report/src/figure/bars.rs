@@ -3,7 +3,7 @@
 
 use super::axis::{Axis, AxisOptions};
 use super::frame::{self, Key, WIDTH};
-use super::style::{text_width, wrap_text, Marker, SeriesStyle, FONT, MARK_COLOUR};
+use super::style::{text_width, wrap_text, Marker, SeriesStyle, MARK_COLOUR};
 use super::svg::{readable_y_scale, AXIS_FONT, TICK_FONT};
 use super::{svg_num as n, Figure, Mark, Scale};
 use crate::text::{escape_xml, format_sig};
@@ -53,17 +53,7 @@ pub(crate) fn render(fig: &Figure, x: f64) -> String {
     let px = |v: f64| axis.fraction(v).map(|f| x0 + f * (x1 - x0));
 
     let mut out = String::new();
-    let _ = write!(
-        out,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{h}" viewBox="0 0 {WIDTH} {h}" font-family="{FONT}" font-size="{TICK_FONT}" role="img" aria-label="{label}">"#,
-        h = n(height),
-        label = escape_xml(&fig.title),
-    );
-    let _ = write!(out, "<title>{}</title>", escape_xml(&fig.title));
-    if !fig.caption.is_empty() {
-        let _ = write!(out, "<desc>{}</desc>", escape_xml(&fig.caption));
-    }
-    let _ = write!(out, r##"<rect x="0" y="0" width="{WIDTH}" height="{}" fill="#ffffff"/>"##, n(height));
+    frame::open(&mut out, fig, height);
     frame::heading(&mut out, &title);
     if !fig.x_label.trim().is_empty() {
         let _ = write!(

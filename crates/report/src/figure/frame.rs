@@ -1,8 +1,9 @@
 //! What surrounds a plot: the wrapped title on top, the numbered key of published values
 //! under it, and the figure id in the bottom corner. Shared by line and bar charts.
 
-use super::style::{text_width, wrap_text, Marker, MARK_COLOUR};
-use super::{svg_num as n, Mark};
+use super::style::{text_width, wrap_text, Marker, FONT, MARK_COLOUR};
+use super::svg::TICK_FONT;
+use super::{svg_num as n, Figure, Mark};
 use crate::text::escape_xml;
 use std::fmt::Write;
 
@@ -22,6 +23,21 @@ const MARGIN: f64 = 16.0;
 const KEY_SYMBOL: f64 = 34.0;
 /// Height of the footer line with the figure id, px.
 pub(crate) const FOOTER: f64 = 20.0;
+
+/// Starts the SVG document of `fig`, `height` px tall: the root element, its title and
+/// description (the caption) for assistive tools, and the white background.
+pub(crate) fn open(out: &mut String, fig: &Figure, height: f64) {
+    let _ = write!(
+        out,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" viewBox="0 0 {WIDTH} {height}" font-family="{FONT}" font-size="{TICK_FONT}" role="img" aria-label="{label}">"#,
+        label = escape_xml(&fig.title),
+    );
+    let _ = write!(out, "<title>{}</title>", escape_xml(&fig.title));
+    if !fig.caption.is_empty() {
+        let _ = write!(out, "<desc>{}</desc>", escape_xml(&fig.caption));
+    }
+    let _ = write!(out, r##"<rect x="0" y="0" width="{WIDTH}" height="{height}" fill="#ffffff"/>"##);
+}
 
 /// The title broken into lines that fit the figure (never shortened).
 pub(crate) fn title_lines(title: &str) -> Vec<String> {

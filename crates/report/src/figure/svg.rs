@@ -4,7 +4,7 @@ use super::axis::{Axis, AxisOptions};
 use super::frame::{self, Key, KEY_FONT as MARK_FONT, WIDTH};
 use super::labels::{Anchor, Placer, Rect, Spot};
 use super::legend::{self, Entry, Legend};
-use super::style::{fit_text, text_width, Marker, SeriesStyle, FONT, MARK_COLOUR};
+use super::style::{fit_text, text_width, Marker, SeriesStyle, MARK_COLOUR};
 use super::{svg_num as n, Figure, Mark, Scale};
 use crate::text::escape_xml;
 use std::fmt::Write;
@@ -245,22 +245,7 @@ impl<'a> Plot<'a> {
     fn render(&self) -> String {
         let fig = self.fig;
         let mut out = String::new();
-        let _ = write!(
-            out,
-            r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="{FONT}" font-size="{TICK_FONT}" role="img" aria-label="{label}">"#,
-            w = WIDTH,
-            h = self.height,
-            label = escape_xml(&fig.title),
-        );
-        let _ = write!(out, "<title>{}</title>", escape_xml(&fig.title));
-        if !fig.caption.is_empty() {
-            let _ = write!(out, "<desc>{}</desc>", escape_xml(&fig.caption));
-        }
-        let _ = write!(
-            out,
-            r##"<rect x="0" y="0" width="{WIDTH}" height="{}" fill="#ffffff"/>"##,
-            self.height
-        );
+        frame::open(&mut out, fig, self.height);
         let a = self.area;
         let _ = write!(
             out,
