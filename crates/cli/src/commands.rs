@@ -82,17 +82,10 @@ pub fn run(spec: &Path, out: &Path, dry_run: bool, quiet: bool) -> Result<ExitCo
     if dry_run {
         println!("{}: experiment `{}`, {} series, {} points", name, exp.name, exp.series.len(), point_count(&exp));
         for s in &exp.series {
-            println!(
-                "  {}: profile {}, {} {} over {} ({} ports, {} process(es)/node), sizes {:?}",
-                s.label,
-                s.profile_name,
-                s.pattern.kind.name(),
-                s.pattern.op.name(),
-                s.setup.service.name(),
-                s.setup.ports.name(),
-                s.setup.procs_per_node,
-                s.sizes
-            );
+            println!("  series `{}` ({} points):", s.label, s.points().len());
+            for (k, v) in s.describe() {
+                println!("    {k:<18} {v}");
+            }
         }
         return Ok(ExitCode::SUCCESS);
     }

@@ -1,6 +1,6 @@
 //! Parsing experiment specs with errors that name the file, the key and what was expected.
 
-use interlab_model::params::{ParamError, Table};
+use interlab_model::params::{unknown_key_message, ParamError, Table};
 use interlab_model::ulp::sock::{SockKind, SockStack};
 use interlab_model::{Initiator, MpiDesign, Ports, Profile, Service, Topology, VerbsSetup};
 use interlab_patterns::{limits, parse_sizes, Op, PatternKind, PatternSpec};
@@ -90,6 +90,77 @@ pub struct PointSpec {
 }
 
 impl SeriesSpec {
+    /// Every key that shapes this series, as `key value` pairs in spec terms (what
+    /// `interlab run --dry-run` prints): the profile, the pattern, the transport, the
+    /// socket stacks with their switches, MPI, distance, clients and processes.
+    pub fn describe(&self) -> Vec<(&'static str, String)> {
+        let s = &self.setup;
+        let list = |v: &[u32]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", ");
+        let mut d: Vec<(&'static str, String)> = vec![
+            ("profile", self.profile_name.clone()),
+            ("kind", self.pattern.kind.name().to_string()),
+            ("op", self.pattern.op.name().to_string()),
+            ("sizes", self.sizes.iter().map(|&b| interlab_patterns::show_size(b)).collect::<Vec<_>>().join(", ")),
+            ("window", self.pattern.window.to_string()),
+            ("warmup", self.pattern.warmup.to_string()),
+            ("iterations", self.pattern.iterations.to_string()),
+        ];
+        if let Some(b) = self.window_bytes {
+            d.push(("window_bytes", b.to_string()));
+        }
+        let sock_words = |k: SockStack| {
+            let mut w = vec![k.name().to_string()];
+            if let Some(v) = k.lso {
+                w.push(format!("lso={v}"));
+            }
+            if let Some(v) = k.lro {
+                w.push(format!("lro={v}"));
+            }
+            if k.kind == SockKind::Eth {
+                w.push(format!("aic={}", k.aic));
+                w.push(if k.eth_mtu == 0 { "mtu=profile's".to_string() } else { format!("mtu={}", k.eth_mtu) });
+            }
+            if k.kind == SockKind::Sdp && k.sdp_zcopy_threshold != u64::MAX {
+                w.push(format!("zero copy from {} B", k.sdp_zcopy_threshold));
+            }
+            w.join(" ")
+        };
+        match (&s.sock, &s.sock_mix) {
+            (Some(a), None) => d.push(("socket", sock_words(*a))),
+            (Some(a), Some(b)) => {
+                d.push(("socket", sock_words(*a)));
+                d.push(("socket_mix", sock_words(*b)));
+                d.push(("measure", format!("{:?}", self.measure).to_lowercase()));
+            }
+            _ => {
+                d.push(("service", s.service.name().to_string()));
+                d.push((
+                    "ports",
+                    match s.ports {
+                        Ports::Stripe { threshold } => format!("stripe (above {threshold} B)"),
+                        p => p.name().to_string(),
+                    },
+                ));
+            }
+        }
+        if self.measure == Measure::Connect {
+            d.push(("measure", "connect".to_string()));
+        }
+        if let Some(m) = s.mpi {
+            d.push(("mpi", format!("{m:?}").to_lowercase()));
+            d.push(("qps_per_port", s.qps_per_port.to_string()));
+        }
+        d.push(("processes_per_node", list(&self.procs)));
+        if !self.distances.is_empty() {
+            d.push(("distance_miles", self.distances.iter().map(|m| m.to_string()).collect::<Vec<_>>().join(", ")));
+        }
+        if self.clients != [1] {
+            d.push(("clients", list(&self.clients)));
+            d.push(("initiator", format!("{:?}", s.initiator).to_lowercase()));
+        }
+        d
+    }
+
     /// The swept variable: distance or clients when several are given with one size.
     pub fn x_axis(&self) -> XAxis {
         if self.sizes.len() == 1 && self.distances.len() > 1 {
@@ -359,9 +430,44 @@ fn load_profile(name: &str, base: Option<&Path>) -> Result<Profile, ParamError> 
     }
 }
 
+/// Top-level tables of an experiment spec.
+const TOP_KEYS: &[&str] = &["experiment", "pattern", "transport", "series"];
+
+/// Specs of other kinds, by their top-level table, and the command that runs each.
+const OTHER_KINDS: &[(&str, &str, &str)] = &[
+    ("pvfs", "a parallel-file-I/O (PVFS) spec", "interlab pvfs --spec FILE"),
+    ("datacenter", "a data-center (TPC-W replay) spec", "interlab datacenter replay --spec FILE"),
+];
+
+/// Names a spec of another kind with the command that runs it, and an unknown top-level
+/// table (`[patern]`) with the nearest valid one, before any key inside is read.
+fn check_top_level(file: &str, root: &toml::Table) -> Result<(), ParamError> {
+    if !root.contains_key("experiment") {
+        if let Some((table, what, cmd)) = OTHER_KINDS.iter().find(|(t, _, _)| root.contains_key(*t)) {
+            let cmd = cmd.replace("FILE", file);
+            return Err(ParamError {
+                file: file.into(),
+                key: String::new(),
+                message: format!("this is {what} (it has a [{table}] table, no [experiment]): run it with `{cmd}`"),
+            });
+        }
+    }
+    for k in root.keys() {
+        if !TOP_KEYS.contains(&k.as_str()) {
+            let mut message = unknown_key_message(k, TOP_KEYS);
+            if !root.contains_key("experiment") || OTHER_KINDS.iter().any(|(t, _, _)| t == k) {
+                message.push_str("; an experiment spec has [experiment], [pattern], [transport] and [[series]]");
+            }
+            return Err(ParamError { file: file.into(), key: k.clone(), message });
+        }
+    }
+    Ok(())
+}
+
 /// Parses spec `text` read from `file`; relative profile paths resolve against `base`.
 pub fn parse_experiment(file: &str, text: &str, base: Option<&Path>) -> Result<Experiment, ParamError> {
     let root = Table::parse(file, text)?;
+    check_top_level(file, &root)?;
     let mut top = Table::new(file, "", &root);
     let mut e = top.table("experiment")?;
     let name = e.string("name")?.to_string();
@@ -382,11 +488,7 @@ pub fn parse_experiment(file: &str, text: &str, base: Option<&Path>) -> Result<E
             if let Some(toml::Value::Table(t)) = root.get(section) {
                 for (k, v) in t {
                     if !SERIES_KEYS.contains(&k.as_str()) || k == "label" || k == "profile" {
-                        return Err(ParamError {
-                            file: file.into(),
-                            key: format!("{section}.{k}"),
-                            message: format!("unknown key (known: {})", SERIES_KEYS[2..].join(", ")),
-                        });
+                        return Err(ParamError { file: file.into(), key: format!("{section}.{k}"), message: unknown_key_message(k, &SERIES_KEYS[2..]) });
                     }
                     defaults_tbl.insert(k.clone(), v.clone());
                 }
@@ -410,8 +512,10 @@ pub fn parse_experiment(file: &str, text: &str, base: Option<&Path>) -> Result<E
                 };
                 let mut st = Table::new(file, &format!("series[{i}]"), t);
                 let mut l = Layers { series: Some(&mut st), defaults: &mut defaults };
+                // Unknown keys first: a typo (`lable`) is named before anything it would change.
+                Table::new(file, &format!("series[{i}]"), t).finish_among(SERIES_KEYS)?;
                 let s = parse_series(file, base, &mut l, &format!("series {}", i + 1))?;
-                st.finish()?;
+                st.finish_among(SERIES_KEYS)?;
                 series.push(s);
             }
         }
@@ -472,6 +576,11 @@ sizes = [8192]
             ("[experiment]\nname=\"t\"\nprofile=\"xeon-mt25208-pcie\"\n[pattern]\nkind=\"latency\"\nsizes=\"4\"\nwindow=0", "window", "0 is out of range (allowed 1 to"),
             ("[experiment]\nname=\"t\"\nprofile=\"xeon-mt25208-pcie\"\n[pattern]\nkind=\"latency\"\nsizes=\"4K\"\nop=\"rdma_read\"\n[transport]\nservice=\"ud\"", "series", "UD carries only"),
             ("[experiment]\nname=\"t\"\nprofile=\"xeon-mt25208-pcie\"\n[pattern]\nkind=\"latency\"\nsizes=\"4\"\n[[series]]\nlabel=\"a\"\nbogus=1", "series[0].bogus", "unknown key"),
+            ("[experiment]\nname=\"t\"\nprofile=\"xeon-mt25208-pcie\"\n[pattern]\nkind=\"latency\"\nsizes=\"4\"\n[[series]]\nlable=\"SDP\"\nsocket=\"sdp\"", "series[0].lable", "did you mean `label`?"),
+            ("[experiment]\nname=\"t\"\nprofile=\"xeon-mt25208-pcie\"\n[patern]\nkind=\"latency\"\nsizes=\"4\"", "patern", "did you mean `pattern`?"),
+            ("[experiment]\nname=\"t\"\nprofile=\"xeon-mt25208-pcie\"\n[pattern]\nkind=\"latency\"\nsizes=\"4\"\nwindw=3", "pattern.windw", "did you mean `window`?"),
+            ("[pvfs]\nname=\"x\"\n[[series]]\nlabel=\"a\"", "", "run it with `interlab pvfs --spec bad.toml`"),
+            ("[datacenter]\nname=\"x\"", "", "interlab datacenter replay --spec bad.toml"),
             ("series=3\n[experiment]\nname=\"t\"\nprofile=\"xeon-mt25208-pcie\"\n[pattern]\nkind=\"latency\"\nsizes=\"4\"", "series", "expected [[series]]"),
             ("[experiment]\nname=\"t\"\nprofile=\"xeon-mt25208-pcie\"\n[pattern]\nkind=\"latency\"\nsizes=\"4\"\ndistance_miles=100", "distance_miles", "no [wan] section"),
             ("[experiment]\nname=\"t\"\nprofile=\"woodcrest-infinihost-longbow\"\n[pattern]\nkind=\"latency\"\nsizes=\"4\"\ndistance_miles=[-1]", "distance_miles", "non-negative"),

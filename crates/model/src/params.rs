@@ -259,14 +259,69 @@ impl<'a> Table<'a> {
 
     /// Fails on any key that was never read: catches typos.
     pub fn finish(self) -> Result<(), ParamError> {
+        let known: Vec<String> = self.used.iter().cloned().collect();
+        self.finish_among(&known.iter().map(String::as_str).collect::<Vec<_>>())
+    }
+
+    /// Like [`Table::finish`], for a table whose valid keys are `known` (also those not
+    /// read because they were absent): an unknown key is named with the nearest valid one.
+    pub fn finish_among(self, known: &[&str]) -> Result<(), ParamError> {
         for k in self.table.keys() {
-            if !self.used.contains(k) {
-                let known: Vec<&str> = self.used.iter().map(|s| s.as_str()).collect();
-                return Err(self.err(k, format!("unknown key (known keys here: {})", known.join(", "))));
+            if !self.used.contains(k) && !known.contains(&k.as_str()) {
+                return Err(self.err(k, unknown_key_message(k, known)));
             }
         }
         Ok(())
     }
+}
+
+/// "unknown key (did you mean `label`? known keys here: ...)".
+pub fn unknown_key_message(key: &str, known: &[&str]) -> String {
+    match did_you_mean(key, known.iter().copied()) {
+        Some(s) => format!("unknown key (did you mean `{s}`? known keys here: {})", known.join(", ")),
+        None => format!("unknown key (known keys here: {})", known.join(", ")),
+    }
+}
+
+/// The candidate nearest to `word` by edit distance, if it is close enough to be a typo
+/// (at most 1 edit for words of up to 4 letters, 2 up to 8, 3 beyond).
+pub fn did_you_mean<'c>(word: &str, candidates: impl IntoIterator<Item = &'c str>) -> Option<&'c str> {
+    let limit = match word.chars().count() {
+        0..=4 => 1,
+        5..=8 => 2,
+        _ => 3,
+    };
+    candidates
+        .into_iter()
+        .map(|c| (edit_distance(&word.to_lowercase(), &c.to_lowercase()), c))
+        .filter(|&(d, _)| d <= limit)
+        .min_by_key(|&(d, _)| d)
+        .map(|(_, c)| c)
+}
+
+/// Levenshtein distance with adjacent transpositions counted as one edit (Damerau, optimal
+/// string alignment), in characters.
+pub fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for j in 0..=b.len() {
+        d[0][j] = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut v = (d[i - 1][j] + 1).min(d[i][j - 1] + 1).min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                v = v.min(d[i - 2][j - 2] + 1);
+            }
+            d[i][j] = v;
+        }
+    }
+    d[a.len()][b.len()]
 }
 
 #[cfg(test)]
@@ -275,6 +330,23 @@ mod tests {
 
     fn tbl(s: &str) -> toml::Table {
         Table::parse("t.toml", s).unwrap()
+    }
+
+    #[test]
+    fn typos_get_the_nearest_valid_key() {
+        assert_eq!(edit_distance("lable", "label"), 1);
+        assert_eq!(edit_distance("patern", "pattern"), 1);
+        assert_eq!(did_you_mean("lable", ["socket", "label", "lro"]), Some("label"));
+        assert_eq!(did_you_mean("windw", ["window", "warmup"]), Some("window"));
+        assert_eq!(did_you_mean("colour", ["name", "profile"]), None);
+        let t = tbl("lable = 1\nsocket = 2");
+        let mut r = Table::new("t.toml", "series[0]", &t);
+        assert!(r.has("socket"));
+        let _ = r.raw("socket");
+        let e = r.finish_among(&["label", "socket", "lro"]).unwrap_err();
+        assert_eq!(e.key, "series[0].lable");
+        assert!(e.message.contains("did you mean `label`?"), "{}", e.message);
+        assert!(e.message.contains("label, socket, lro"), "{}", e.message);
     }
 
     #[test]
