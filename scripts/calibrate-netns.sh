@@ -40,5 +40,5 @@ ip netns exec "$b" tc qdisc add dev "v$$b" root tbf rate "$rate" burst 32kbit la
 head -c 24 /dev/urandom | od -An -tx1 | tr -d " \n" >"$dir/token"
 ip netns exec "$b" "$bin" serve --bind 10.213.77.2 --port 7400 --auth-token-file "$dir/token" -q &
 sleep 0.5
-ip netns exec "$a" "$bin" calibrate --peer 10.213.77.2:7400 --auth-token-file "$dir/token" --out "$dir/netns.toml" --compare "$@"
+ip netns exec "$a" "$bin" calibrate --peer 10.213.77.2:7400 --auth-token-file "$dir/token" --profile "$dir/netns.toml" --compare "$@"
 kill %1 2>/dev/null || true

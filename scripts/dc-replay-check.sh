@@ -41,7 +41,7 @@ trap cleanup EXIT
 echo "== calibrating a profile of this host over loopback"
 "$bin" serve --port 19999 -q & pids+=($!)
 sleep 0.5
-"$bin" calibrate --peer 127.0.0.1:19999 --out "$dir/host.toml" | tail -2
+"$bin" calibrate --peer 127.0.0.1:19999 --profile "$dir/host.toml" | tail -2
 
 echo "== live: bookstore (all tiers, SQLite, $items items) and $browsers browsers for ${duration}s"
 "$bin" datacenter serve --tier all --items "$items" --ebs 10 --db "$dir/bs.sqlite" --listen 127.0.0.1:18080 >"$dir/serve.log" 2>&1 & pids+=($!)

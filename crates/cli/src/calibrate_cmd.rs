@@ -3,6 +3,7 @@
 //! model in the loop, write the profile, and optionally compare the model with that profile
 //! against the same patterns measured live. See docs/calibrate.md.
 
+use crate::conv::{self, CmdResult, Dest, Fail};
 use clap::Args;
 use interlab_live::auth::Token;
 use interlab_live::calibrate::{self as cal, num, BaseShape, CalibrateOptions, Entry, Measurements, Primitives};
@@ -24,7 +25,7 @@ pub struct CalibrateArgs {
     peer: String,
     /// Profile file to write (with --check: to read).
     #[arg(long, value_name = "PROFILE.toml")]
-    out: PathBuf,
+    profile: PathBuf,
     /// Built-in profile (or profile file) whose other sections and keys are kept.
     #[arg(long, default_value = "r805-connectx-ddr")]
     base: String,
@@ -38,11 +39,12 @@ pub struct CalibrateArgs {
     /// model vs live and write them to JSON.
     #[arg(long)]
     compare: bool,
-    /// Do not measure or fit: compare the existing profile at --out with live measurements.
+    /// Do not measure or fit: compare the existing profile at --profile with live measurements.
     #[arg(long, conflicts_with = "compare")]
     check: bool,
-    /// Where the comparison JSON goes (default: PROFILE.compare.json beside --out).
-    #[arg(long, value_name = "FILE")]
+    /// The comparison as JSON, to FILE or (without one, or `-`) to standard output (default
+    /// with --compare/--check: PROFILE.compare.json beside --profile).
+    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
     json: Option<PathBuf>,
     /// Keep the base profile's [bus] even when it is slower than the measured path.
     #[arg(long)]
@@ -53,9 +55,12 @@ pub struct CalibrateArgs {
     /// Read the shared secret from this file.
     #[arg(long, value_name = "FILE", conflicts_with = "auth_token")]
     auth_token_file: Option<PathBuf>,
-    /// Seconds to wait for the daemon to answer a connection.
-    #[arg(long, default_value_t = 3.0, value_name = "SECONDS")]
-    connect_timeout: f64,
+    /// Time to wait for the daemon to answer a connection (e.g. 3s, 500ms).
+    #[arg(long, default_value = "3s", value_name = "DURATION", value_parser = conv::positive_duration)]
+    connect_timeout: Duration,
+    /// No progress lines.
+    #[arg(long, short)]
+    quiet: bool,
 }
 
 fn base_text(base: &str) -> Result<String, String> {
@@ -73,9 +78,9 @@ fn base_text(base: &str) -> Result<String, String> {
 fn check_writable(out: &Path) -> Result<(), String> {
     let existed = out.exists();
     if out.is_dir() {
-        return Err(format!("--out {}: is a directory (expected a profile file path)", out.display()));
+        return Err(format!("--profile {}: is a directory (expected a profile file path)", out.display()));
     }
-    std::fs::OpenOptions::new().append(true).create(true).open(out).map_err(|e| format!("--out {}: cannot write: {e}", out.display()))?;
+    std::fs::OpenOptions::new().append(true).create(true).open(out).map_err(|e| format!("--profile {}: cannot write: {e}", out.display()))?;
     if !existed {
         let _ = std::fs::remove_file(out);
     }
@@ -352,9 +357,9 @@ fn json_num(x: Option<f64>) -> serde_json::Value {
     x.filter(|v| v.is_finite()).map_or(serde_json::Value::Null, |v| serde_json::json!((v * 1000.0).round() / 1000.0))
 }
 
-fn report(rows: &[Row], prof_path: &Path, o: &CalibrateOptions, same: bool, json: &Path) -> Result<(), String> {
-    println!("model ({}) vs live ({}); latency-like: live median (mean in the JSON); ratio = model / live", prof_path.display(), o.peer.label);
-    println!("{:<26} {:>6} {:>12} {:>12} {:>8}", "pattern", "unit", "model", "live", "ratio");
+fn report(rows: &[Row], prof_path: &Path, o: &CalibrateOptions, same: bool, json: &Dest) -> Result<(), Fail> {
+    say!("model ({}) vs live ({}); latency-like: live median (mean in the JSON); ratio = model / live", prof_path.display(), o.peer.label);
+    say!("{:<26} {:>6} {:>12} {:>12} {:>8}", "pattern", "unit", "model", "live", "ratio");
     let mut out = Vec::new();
     let mut within = 0;
     for r in rows {
@@ -366,25 +371,24 @@ fn report(rows: &[Row], prof_path: &Path, o: &CalibrateOptions, same: bool, json
             within += 1;
         }
         let f = |x: Option<f64>| x.map_or("-".to_string(), |v| format!("{v:.2}"));
-        println!("{:<26} {:>6} {:>12} {:>12} {:>8}{}", r.name, r.unit, f(r.model), f(r.live), ratio.map_or("-".into(), |q| format!("{q:.3}")), r.error.as_ref().map_or(String::new(), |e| format!("  ({e})")));
+        say!("{:<26} {:>6} {:>12} {:>12} {:>8}{}", r.name, r.unit, f(r.model), f(r.live), ratio.map_or("-".into(), |q| format!("{q:.3}")), r.error.as_ref().map_or(String::new(), |e| format!("  ({e})")));
         out.push(serde_json::json!({
             "pattern": r.name, "unit": r.unit, "model": json_num(r.model), "live": json_num(r.live),
             "live_mean": json_num(r.live_mean), "ratio": json_num(ratio),
             "within_20pct": ratio.map(|q| (0.8..=1.2).contains(&q)), "error": r.error,
         }));
     }
-    println!("{within} of {} within 20 %", rows.len());
-    let doc = serde_json::json!({
-        "schema": "interlab-calibrate-compare", "version": interlab_live::VERSION,
+    say!("{within} of {} within 20 %", rows.len());
+    let serde_json::Value::Object(body) = serde_json::json!({
         "profile": prof_path.display().to_string(), "peer": o.peer.label, "date": cal::today(),
         "same_machine": same, "within_20pct": within, "rows": out,
-    });
-    std::fs::write(json, serde_json::to_string_pretty(&doc).expect("json") + "\n").map_err(|e| format!("{}: {e}", json.display()))?;
-    eprintln!("wrote {}", json.display());
-    Ok(())
+    }) else {
+        unreachable!("a JSON object literal")
+    };
+    json.write_json("json", &conv::document("interlab-calibrate-compare", body))
 }
 
-pub fn run(a: CalibrateArgs) -> Result<ExitCode, String> {
+pub fn run(a: CalibrateArgs) -> CmdResult {
     let text = if a.check { None } else { Some(base_text(&a.base)?) };
     let base_prof = match &text {
         Some(t) => Some(Profile::parse(&a.base, t).map_err(|e| format!("--base {}: {e}", a.base))?),
@@ -392,9 +396,9 @@ pub fn run(a: CalibrateArgs) -> Result<ExitCode, String> {
     };
     let shp = base_prof.as_ref().map(shape).transpose()?;
     if a.check {
-        Profile::load(&a.out.display().to_string()).map_err(|e| format!("--check: {e}"))?;
+        Profile::load(&a.profile.display().to_string()).map_err(|e| format!("--check: {e}"))?;
     } else {
-        check_writable(&a.out)?;
+        check_writable(&a.profile)?;
     }
     let peer = parse_peer(&a.peer, DEFAULT_PORT)?;
     let token = match (&a.auth_token, &a.auth_token_file) {
@@ -402,20 +406,25 @@ pub fn run(a: CalibrateArgs) -> Result<ExitCode, String> {
         (None, Some(f)) => Some(Token::from_file(f)?),
         _ => None,
     };
-    if !(a.connect_timeout.is_finite() && a.connect_timeout > 0.0) {
-        return Err(format!("--connect-timeout {}: expected a positive number of seconds", a.connect_timeout));
-    }
-    let o = CalibrateOptions { peer, token, quick: a.quick, connect_timeout: Duration::from_secs_f64(a.connect_timeout) };
-    let json = a.json.clone().unwrap_or_else(|| {
-        let mut s = a.out.clone().into_os_string();
+    let o = CalibrateOptions { peer, token, quick: a.quick, connect_timeout: a.connect_timeout };
+    let json = Dest::from_flag(a.json.as_deref()).unwrap_or_else(|| {
+        let mut s = a.profile.clone().into_os_string();
         s.push(".compare.json");
-        PathBuf::from(s)
+        Dest::File(PathBuf::from(s))
     });
+    json.check_writable("json")?;
     let mut same = o.peer.addr.ip().is_loopback();
     if let (Some(text), Some(shp), Some(bp)) = (&text, shp, &base_prof) {
-        eprintln!("interlab calibrate: measuring against {}", o.peer.label);
-        let mut progress = |s: &str| eprintln!("  {s}");
-        let m = cal::measure(&o, &mut progress).map_err(|e| format!("calibrate: {e}"))?;
+        if !a.quiet {
+            eprintln!("interlab calibrate: measuring against {}", o.peer.label);
+        }
+        let quiet = a.quiet;
+        let mut progress = |s: &str| {
+            if !quiet {
+                eprintln!("  {s}")
+            }
+        };
+        let m = cal::measure(&o, &mut progress).map_err(|e| Fail::Run(format!("calibrate: {e}")))?;
         same = m.same_machine;
         let p0 = cal::fit(&m, &shp)?;
         let cores = if m.same_machine { (m.cpus / 2).max(1) } else { m.cpus.max(1) };
@@ -433,18 +442,21 @@ pub fn run(a: CalibrateArgs) -> Result<ExitCode, String> {
         let (p, how) = refine(text, p0, &m, &x, &id, &mut notes)?;
         let out_text = render(text, &p, &m, &x, &id, &how)?;
         parse(&out_text)?;
-        std::fs::write(&a.out, &out_text).map_err(|e| format!("--out {}: cannot write: {e}", a.out.display()))?;
-        Profile::load(&a.out.display().to_string()).map_err(|e| format!("{}: the written profile does not load: {e}", a.out.display()))?;
+        std::fs::write(&a.profile, &out_text).map_err(|e| format!("--profile {}: cannot write: {e}", a.profile.display()))?;
+        Profile::load(&a.profile.display().to_string()).map_err(|e| format!("{}: the written profile does not load: {e}", a.profile.display()))?;
         print_fit(&m, &p);
         for n in &notes {
             eprintln!("note: {n}");
         }
-        eprintln!("wrote {}", a.out.display());
+        eprintln!("wrote {}", a.profile.display());
     }
     if a.compare || a.check {
-        let prof = Arc::new(Profile::load(&a.out.display().to_string()).map_err(|e| e.to_string())?);
+        let prof = Arc::new(Profile::load(&a.profile.display().to_string()).map_err(|e| e.to_string())?);
         let rows = compare(&prof, &o, a.quick, same);
-        report(&rows, &a.out, &o, same, &json)?;
+        report(&rows, &a.profile, &o, same, &json)?;
+        if rows.iter().all(|r| r.live.is_none()) {
+            return Err(Fail::Run("no live measurement succeeded (see the errors above)".into()));
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -1,5 +1,6 @@
 //! The subcommands.
 
+use crate::conv::{self, say_err, CmdResult, Dest, Fail};
 use indicatif::{ProgressBar, ProgressStyle};
 use interlab_experiment::{parse_experiment, point_count, run_experiment, write_records, XAxis};
 use interlab_model::{Ports, Profile, Service, VerbsSetup};
@@ -40,20 +41,24 @@ impl Progress for Bar {
     }
 }
 
-pub fn reproduce(studies: Vec<String>, out: PathBuf, claims: Option<PathBuf>, quiet: bool) -> Result<ExitCode, String> {
+pub fn reproduce(studies: Vec<String>, out: PathBuf, claims: Option<PathBuf>, json: Option<&Path>, quiet: bool) -> CmdResult {
+    let json = Dest::from_flag(json);
+    if let Some(j) = &json {
+        j.check_writable("json")?;
+    }
     // Recorded in claims.json: only what determines the results (not the output path).
     let command_line = format!("interlab reproduce{}", studies.iter().map(|s| format!(" --study {s}")).collect::<String>());
     let opts = ReproduceOptions { out, studies, claims_csv: claims, command_line };
     let bar = Bar::new(quiet);
     let r = run_reproduce(&opts, &bar)?;
     let c = r.counts;
-    println!(
+    say!(
         "interlab reproduce: {} points, {:.1} M events in {:.1} s",
         r.records,
         r.events as f64 / 1e6,
         r.elapsed_s
     );
-    println!(
+    say!(
         "claims: {} within tolerance, {} outside (of {} with published values), {} predicted (withheld), {} not modelled{} (of {})",
         c.within,
         c.outside,
@@ -64,18 +69,31 @@ pub fn reproduce(studies: Vec<String>, out: PathBuf, claims: Option<PathBuf>, qu
         c.total()
     );
     for o in &r.outside {
-        println!("  outside: {o}");
+        say!("  outside: {o}");
     }
     if !r.not_modelled_studies.is_empty() {
-        println!("not modelled yet: {}", r.not_modelled_studies.join(", "));
+        say!("not modelled yet: {}", r.not_modelled_studies.join(", "));
     }
-    println!("report:  {}", r.files.html.display());
-    println!("claims:  {}", r.files.claims_json.display());
-    println!("records: {}", opts.out.join("results.jsonl").display());
+    say!("report:  {}", r.files.html.display());
+    say!("claims:  {}", r.files.claims_json.display());
+    say!("records: {}", opts.out.join("results.jsonl").display());
+    if let Some(j) = &json {
+        let text = std::fs::read_to_string(&r.files.claims_json).map_err(|e| Fail::Run(format!("{}: {e}", r.files.claims_json.display())))?;
+        j.write("json", &text)?;
+    }
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn run(spec: &Path, out: &Path, dry_run: bool, quiet: bool) -> Result<ExitCode, String> {
+pub fn run(spec: &Path, out: &Path, dry_run: bool, json: Option<&Path>, csv: Option<&Path>, quiet: bool) -> CmdResult {
+    let (json, csv) = (Dest::from_flag(json), Dest::from_flag(csv));
+    if json == Some(Dest::Stdout) && csv == Some(Dest::Stdout) {
+        return Err("--json and --csv both to standard output: give one of them a FILE".into());
+    }
+    for (flag, d) in [("json", &json), ("csv", &csv)] {
+        if let Some(d) = d {
+            d.check_writable(flag)?;
+        }
+    }
     let text = std::fs::read_to_string(spec).map_err(|e| format!("{}: cannot read spec: {e}", spec.display()))?;
     let name = spec.display().to_string();
     let exp = parse_experiment(&name, &text, spec.parent()).map_err(|e| e.to_string())?;
@@ -97,6 +115,18 @@ pub fn run(spec: &Path, out: &Path, dry_run: bool, quiet: bool) -> Result<ExitCo
     bar.finish();
     let records: Vec<_> = series.iter().flat_map(|s| s.records.iter().cloned()).collect();
     write_records(out, &records)?;
+    if let Some(j) = &json {
+        let text: String = records.iter().map(|r| serde_json::to_string(r).map(|l| l + "\n")).collect::<Result<_, _>>().map_err(|e| Fail::Run(e.to_string()))?;
+        j.write("json", &text)?;
+    }
+    if let Some(c) = &csv {
+        let mut text = format!("{}\n", interlab_patterns::ResultRecord::CSV_HEADER_FULL);
+        for r in &records {
+            text.push_str(&r.csv_row_full());
+            text.push('\n');
+        }
+        c.write("csv", &text)?;
+    }
     // A table: one row per x (size, distance, clients or streams), one column per series.
     let mut sizes: Vec<u64> = series.iter().flat_map(|s| s.points.iter().map(|p| p.0)).collect();
     sizes.sort_unstable();
@@ -112,20 +142,20 @@ pub fn run(spec: &Path, out: &Path, dry_run: bool, quiet: bool) -> Result<ExitCo
         XAxis::Clients => ("clients", "Client nodes", Scale::Linear),
         XAxis::Processes => ("streams", "Streams (process pairs) per node", Scale::Linear),
     };
-    print!("{x_column:>10}");
+    let mut line = format!("{x_column:>10}");
     for s in &series {
-        print!("  {:>18}", s.label);
+        line.push_str(&format!("  {:>18}", s.label));
     }
-    println!("   ({unit})");
+    say!("{line}   ({unit})");
     for z in &sizes {
-        print!("{z:>10}");
+        let mut line = format!("{z:>10}");
         for s in &series {
             match s.at(*z) {
-                Some(v) => print!("  {v:>18.2}"),
-                None => print!("  {:>18}", "-"),
+                Some(v) => line.push_str(&format!("  {v:>18.2}")),
+                None => line.push_str(&format!("  {:>18}", "-")),
             }
         }
-        println!();
+        say!("{line}");
     }
     let fig = Figure {
         id: sanitize(&exp.name),
@@ -141,7 +171,7 @@ pub fn run(spec: &Path, out: &Path, dry_run: bool, quiet: bool) -> Result<ExitCo
     };
     let svg = out.join(format!("{}.svg", fig.id));
     std::fs::write(&svg, render_svg(&fig)).map_err(|e| format!("{}: {e}", svg.display()))?;
-    println!("wrote {}, {}, {}", out.join("results.jsonl").display(), out.join("results.csv").display(), svg.display());
+    say!("wrote {}, {}, {}", out.join("results.jsonl").display(), out.join("results.csv").display(), svg.display());
     Ok(ExitCode::SUCCESS)
 }
 
@@ -150,53 +180,70 @@ fn sanitize(s: &str) -> String {
     if t.is_empty() { "experiment".into() } else { t }
 }
 
-pub fn bench_kernel(events: u64, pending: u32) -> Result<ExitCode, String> {
+pub fn bench_kernel(events: u64, pending: u32, json: Option<&Path>) -> CmdResult {
     if events == 0 || pending == 0 {
         return Err("--events and --pending must be at least 1".into());
     }
-    println!("interlab bench kernel: one core, {events} events, {pending} pending");
+    let json = Dest::from_flag(json);
+    say!("interlab bench kernel: one core, {events} events, {pending} pending");
     let mut best = 0.0f64;
+    let mut runs = Vec::new();
     for run in 1..=3 {
         let r = interlab_kernel::bench::hold_model(64, pending, events, run);
         best = best.max(r.events_per_s);
-        println!("  hold model run {run}: {:.2} M events/s ({} events in {:.3} s)", r.events_per_s / 1e6, r.events, r.seconds);
+        runs.push(r.events_per_s);
+        say!("  hold model run {run}: {:.2} M events/s ({} events in {:.3} s)", r.events_per_s / 1e6, r.events, r.seconds);
     }
-    println!("kernel: {:.2} M events/s (best of 3; target >= 10)", best / 1e6);
+    say!("kernel: {:.2} M events/s (best of 3; target >= 10)", best / 1e6);
     // A full model scenario: every layer (CPU, bus, adapter engines, RC, switch).
     let prof = Arc::new(Profile::load("xeon-mt25208-pcie").map_err(|e| e.to_string())?);
     let setup = VerbsSetup::new(prof, Service::Rc, Ports::Stripe { threshold: 8192 }, 2);
     let spec = PatternSpec { kind: PatternKind::BiBandwidth, op: Op::RdmaWrite, size: 1 << 20, window: 64, warmup: 1, iterations: 4 };
     let t = std::time::Instant::now();
-    let p = setup.run(&spec).map_err(|e| e.to_string())?;
+    let p = setup.run(&spec).map_err(|e| Fail::Run(e.to_string()))?;
     let s = t.elapsed().as_secs_f64();
-    println!(
+    say!(
         "verbs model (pcie fig11 point, 1 MiB striped bi-directional): {:.2} M events/s ({} events in {:.3} s; {:.0} simulated packets/s)",
         p.events as f64 / s / 1e6,
         p.events,
         s,
         (p.bytes_sent as f64 / 2048.0) / s
     );
+    if let Some(j) = json {
+        let serde_json::Value::Object(body) = serde_json::json!({
+            "events": events, "pending": pending,
+            "kernel_events_per_s": runs, "kernel_best_events_per_s": best,
+            "verbs_events": p.events, "verbs_wall_s": s, "verbs_events_per_s": p.events as f64 / s,
+        }) else { unreachable!("an object literal") };
+        j.write_json("json", &conv::document("interlab-bench-kernel", body))?;
+    }
     Ok(ExitCode::SUCCESS)
 }
 
 /// A bulk RC transfer over one 4X SDR link (8 Gb/s data), as packets per wall second,
 /// packet by packet and with packet trains.
-pub fn bench_model(bytes: u64) -> Result<ExitCode, String> {
+pub fn bench_model(bytes: u64, json: Option<&Path>) -> CmdResult {
     const MSG: u64 = 1 << 20;
     if bytes < MSG {
-        return Err(format!("--bytes must be at least {MSG} (one 1 MiB message)"));
+        return Err(format!("--bytes {bytes}: at least 1M (one 1 MiB message)").into());
     }
+    let json = Dest::from_flag(json);
+    let messages = bytes.div_ceil(MSG);
+    if bytes % MSG != 0 {
+        say_err(&format!("note: --bytes {bytes} is not a whole number of 1 MiB messages; moving {} ({messages} messages)", interlab_patterns::show_size(messages * MSG)));
+    }
+    let messages = u32::try_from(messages).map_err(|_| format!("--bytes {bytes}: too many messages (at most {} MiB)", u32::MAX))?;
     let prof = Arc::new(Profile::load("xeon-mt25208-pcie").map_err(|e| e.to_string())?);
-    let messages = (bytes / MSG) as u32;
     let spec = PatternSpec { kind: PatternKind::Pipelined, op: Op::Send, size: MSG, window: 16, warmup: 0, iterations: messages };
+    let mut rows = Vec::new();
     for trains in [false, true] {
         let mut setup = VerbsSetup::new(prof.clone(), Service::Rc, Ports::One, 1);
         setup.trains = trains;
         let t = std::time::Instant::now();
-        let p = setup.run(&spec).map_err(|e| e.to_string())?;
+        let p = setup.run(&spec).map_err(|e| Fail::Run(e.to_string()))?;
         let wall = t.elapsed().as_secs_f64();
         let packets = (p.bytes_sent as f64 / 2048.0).round();
-        println!(
+        say!(
             "interlab{} bytes={} packets={packets:.0} wall_s={wall:.3} packets_per_s={:.0} events={} simulated_MBps={:.0}",
             if trains { "-trains" } else { "" },
             p.bytes_sent,
@@ -204,37 +251,66 @@ pub fn bench_model(bytes: u64) -> Result<ExitCode, String> {
             p.events,
             p.value
         );
+        rows.push(serde_json::json!({"trains": trains, "bytes": p.bytes_sent, "packets": packets, "wall_s": wall,
+            "packets_per_s": packets / wall, "events": p.events, "simulated_mbytes_per_s": p.value}));
+    }
+    if let Some(j) = json {
+        let serde_json::Value::Object(body) = serde_json::json!({"runs": rows}) else { unreachable!("an object literal") };
+        j.write_json("json", &conv::document("interlab-bench-model", body))?;
     }
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn profiles(id: Option<&str>) -> Result<ExitCode, String> {
+pub fn profiles(id: Option<&str>, json: Option<&Path>) -> CmdResult {
+    let json = Dest::from_flag(json);
     match id {
         None => {
+            let mut list = Vec::new();
             for (id, _) in interlab_model::profile::BUILTIN {
                 let p = Profile::load(id).map_err(|e| e.to_string())?;
-                println!("{:22} {}", p.id, p.description);
+                say!("{:22} {}", p.id, p.description);
+                list.push(serde_json::json!({"id": p.id, "description": p.description}));
+            }
+            if let Some(j) = json {
+                let serde_json::Value::Object(body) = serde_json::json!({"profiles": list}) else { unreachable!("an object literal") };
+                j.write_json("json", &conv::document("interlab-profiles", body))?;
             }
         }
-        Some(id) => match interlab_model::profile::BUILTIN.iter().find(|(i, _)| *i == id) {
-            Some((_, text)) => print!("{text}"),
-            None => {
-                // Also validates a profile file.
-                let p = Profile::load(id).map_err(|e| e.to_string())?;
-                println!("{}: valid profile `{}`: {}", id, p.id, p.description);
+        Some(id) => {
+            let text = match interlab_model::profile::BUILTIN.iter().find(|(i, _)| *i == id) {
+                Some((_, text)) => text.to_string(),
+                None => {
+                    // Also validates a profile file.
+                    let p = Profile::load(id).map_err(|e| e.to_string())?;
+                    say_err(&format!("{}: valid profile `{}`: {}", id, p.id, p.description));
+                    std::fs::read_to_string(id).map_err(|e| format!("{id}: {e}"))?
+                }
+            };
+            match json {
+                None => print!("{text}"),
+                Some(j) => {
+                    let t: toml::Table = text.parse().map_err(|e| format!("{id}: {e}"))?;
+                    let serde_json::Value::Object(body) = serde_json::json!({"id": id, "parameters": t}) else { unreachable!("an object literal") };
+                    j.write_json("json", &conv::document("interlab-profile", body))?;
+                }
             }
-        },
+        }
     }
     Ok(ExitCode::SUCCESS)
 }
 
 /// `interlab pvfs --spec FILE`: a parallel-file-I/O spec in the model.
-pub fn pvfs(spec: &Path, json: Option<&Path>) -> Result<ExitCode, String> {
+pub fn pvfs(spec: &Path, json: Option<&Path>, quiet: bool) -> CmdResult {
     use interlab_studies::pvfs::{run_spec, PvfsSpec};
+    let json = Dest::from_flag(json);
+    if let Some(j) = &json {
+        j.check_writable("json")?;
+    }
     let name = spec.display().to_string();
     let text = std::fs::read_to_string(spec).map_err(|e| format!("{name}: cannot read: {e}"))?;
+    check_spec_kind(&name, &text, "pvfs")?;
     let s = PvfsSpec::parse(&name, &text)?;
-    println!(
+    say!(
         "interlab pvfs {name}: {} on {}, {} compute nodes, {} B per server and node in {} B strips, {:?} store",
         if s.read { "concurrent read" } else { "concurrent write" },
         s.profile,
@@ -243,22 +319,42 @@ pub fn pvfs(spec: &Path, json: Option<&Path>) -> Result<ExitCode, String> {
         s.strip_bytes,
         s.store
     );
-    let out = run_spec(&s)?;
+    let out = run_spec(&s).map_err(Fail::Run)?;
     let mut doc = Vec::new();
     for o in &out {
-        println!("{}:", o.label);
+        say!("{}:", o.label);
         for &(n, mbs, cpu) in &o.points {
-            println!("  {n:3} I/O servers: {mbs:9.1} MB/s aggregate; first I/O server CPU {cpu:.0} %");
+            say!("  {n:3} I/O servers: {mbs:9.1} MB/s aggregate; first I/O server CPU {cpu:.0} %");
         }
         doc.push(serde_json::json!({
             "label": o.label,
             "points": o.points.iter().map(|&(n, mbs, cpu)| serde_json::json!({"io_servers": n, "mbytes_per_s": mbs, "server_cpu_percent": cpu})).collect::<Vec<_>>(),
         }));
     }
+    let _ = quiet; // nothing is logged beyond the table
     if let Some(j) = json {
-        let v = serde_json::json!({"schema": "interlab-pvfs", "version": env!("CARGO_PKG_VERSION"), "spec": name, "series": doc});
-        std::fs::write(j, serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?).map_err(|e| format!("{}: cannot write: {e}", j.display()))?;
-        println!("wrote {}", j.display());
+        let serde_json::Value::Object(body) = serde_json::json!({"spec": name, "series": doc}) else { unreachable!("an object literal") };
+        j.write_json("json", &conv::document("interlab-pvfs", body))?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The kinds of spec file, by their top-level table, and the command that runs each.
+const SPEC_KINDS: &[(&str, &str, &str)] = &[
+    ("experiment", "an experiment spec", "interlab run FILE"),
+    ("pvfs", "a parallel-file-I/O (PVFS) spec", "interlab pvfs --spec FILE"),
+    ("datacenter", "a data-center (TPC-W replay) spec", "interlab datacenter replay --spec FILE"),
+];
+
+/// Refuses a spec of another kind than `want` (its top-level table), naming the command
+/// that runs it. Text that is not TOML is left to the spec's own parser.
+pub fn check_spec_kind(file: &str, text: &str, want: &str) -> Result<(), Fail> {
+    let Ok(root) = text.parse::<toml::Table>() else { return Ok(()) };
+    if root.contains_key(want) {
+        return Ok(());
+    }
+    if let Some((table, what, cmd)) = SPEC_KINDS.iter().find(|(t, _, _)| root.contains_key(*t)) {
+        return Err(Fail::Input(format!("{file}: this is {what} (it has a [{table}] table, no [{want}]): run it with `{}`", cmd.replace("FILE", file))));
+    }
+    Ok(())
 }

@@ -1,11 +1,13 @@
 //! `interlab datacenter serve|drive|populate|trace`: argument parsing and wiring to the
 //! three-tier TPC-W bookstore and its browser emulator (crates/datacenter).
 
+use crate::conv::{self, say_err, CmdResult, Dest, Fail};
+use std::time::Duration;
 use clap::{Args, Subcommand};
 use interlab_datacenter::db::DbSpec;
 use interlab_datacenter::dbtier::{ensure_populated, PopulateRequest};
 use interlab_datacenter::http::Url;
-use interlab_datacenter::rbe::{self, parse_duration, DriveConfig};
+use interlab_datacenter::rbe::{self, DriveConfig};
 use interlab_datacenter::serve::{self, ChildCommand, Inner, ServeOptions, TierSel};
 use interlab_datacenter::tpcw::{Mix, Scale};
 use interlab_datacenter::trace::{Kind, Tier, Trace, TraceWriter};
@@ -40,9 +42,12 @@ pub struct ReplayArgs {
     /// A `drive --trace` file to take the work per interaction from [default: the built-in trace].
     #[arg(long, value_name = "FILE")]
     trace: Option<PathBuf>,
-    /// Write the results as JSON.
-    #[arg(long, value_name = "FILE")]
+    /// The results as JSON, to FILE or (without one, or `-`) to standard output.
+    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
     json: Option<PathBuf>,
+    /// No notes on stderr.
+    #[arg(long, short)]
+    quiet: bool,
 }
 
 #[derive(Args, Clone)]
@@ -103,10 +108,10 @@ pub struct ServeArgs {
     /// Connections this tier serves at once (web: browser connections).
     #[arg(long, default_value_t = 2048)]
     max_connections: usize,
-    /// Web tier: seconds a request's head and body may take to arrive once its first byte has
-    /// (a deadline for the whole request; a client that drips it gets 408 and is closed).
-    #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
-    request_timeout: f64,
+    /// Web tier: time a request's head and body may take to arrive once its first byte has
+    /// (a deadline for the whole request; a client that drips it gets 408 and is closed; at most 1h).
+    #[arg(long, default_value = "10s", value_name = "DURATION", value_parser = conv::positive_duration)]
+    request_timeout: Duration,
     /// Web tier: browser connections one client address may hold at once (default: 3/4 of
     /// --max-connections).
     #[arg(long, value_name = "N")]
@@ -130,15 +135,15 @@ pub struct DriveArgs {
     /// Emulated browsers.
     #[arg(long, default_value_t = 10)]
     browsers: u32,
-    /// Measurement interval (e.g. 60s, 2m).
-    #[arg(long, default_value = "60s")]
-    duration: String,
+    /// Measurement interval (e.g. 60s, 2m; a bare number is seconds).
+    #[arg(long, default_value = "60s", value_name = "DURATION", value_parser = conv::positive_duration)]
+    duration: Duration,
     /// Ramp-up before the measurement [default: 3 think-time means, 1 to 20 s].
-    #[arg(long)]
-    ramp_up: Option<String>,
+    #[arg(long, value_name = "DURATION", value_parser = conv::duration)]
+    ramp_up: Option<Duration>,
     /// Ramp-down after it [default: 1 think-time mean, 0.1 to 5 s].
-    #[arg(long)]
-    ramp_down: Option<String>,
+    #[arg(long, value_name = "DURATION", value_parser = conv::duration)]
+    ramp_down: Option<Duration>,
     /// browsing | shopping | ordering.
     #[arg(long, default_value = "shopping")]
     mix: String,
@@ -152,16 +157,16 @@ pub struct DriveArgs {
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// Timeout of each request (connect, send, receive).
-    #[arg(long, default_value = "30s")]
-    timeout: String,
+    #[arg(long, default_value = "30s", value_name = "DURATION", value_parser = conv::positive_duration)]
+    timeout: Duration,
     /// Parallel image connections per browser.
     #[arg(long, default_value_t = 4)]
     image_connections: usize,
     /// Keep trying to reach the bookstore this long before giving up (e.g. while it populates).
-    #[arg(long, default_value = "0s")]
-    wait: String,
-    /// Write the report as JSON to this file.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, default_value = "0s", value_name = "DURATION", value_parser = conv::duration)]
+    wait: Duration,
+    /// The report as JSON, to FILE or (without one, or `-`) to standard output.
+    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
     json: Option<PathBuf>,
     /// Write a trace record (JSON Lines) per interaction, with every tier's share.
     #[arg(long, value_name = "FILE")]
@@ -180,7 +185,7 @@ pub struct PopulateArgs {
     force: bool,
 }
 
-pub fn run(cmd: DcCmd) -> Result<ExitCode, String> {
+pub fn run(cmd: DcCmd) -> CmdResult {
     match cmd {
         DcCmd::Serve(a) => serve_cmd(a),
         DcCmd::Drive(a) => drive_cmd(a),
@@ -195,11 +200,16 @@ pub fn run(cmd: DcCmd) -> Result<ExitCode, String> {
     }
 }
 
-fn replay_cmd(a: ReplayArgs) -> Result<ExitCode, String> {
+fn replay_cmd(a: ReplayArgs) -> CmdResult {
     use interlab_datacenter::replay::{CostCache, DcSpec, InteractionTable, Kind};
     use interlab_datacenter::tpcw::Interaction;
+    let json_dest = Dest::from_flag(a.json.as_deref());
+    if let Some(j) = &json_dest {
+        j.check_writable("json")?;
+    }
     let text = std::fs::read_to_string(&a.spec).map_err(|e| format!("spec {}: {e}", a.spec.display()))?;
     let name = a.spec.display().to_string();
+    crate::commands::check_spec_kind(&name, &text, "datacenter")?;
     let specs = DcSpec::parse(&name, &text)?;
     let table = std::sync::Arc::new(match &a.trace {
         Some(p) => InteractionTable::read(p)?,
@@ -207,12 +217,14 @@ fn replay_cmd(a: ReplayArgs) -> Result<ExitCode, String> {
     });
     let costs = CostCache::new();
     let mut json = Vec::new();
-    println!("interlab datacenter replay {name}: work per interaction from {} ({} samples)", table.source, table.len());
+    if !a.quiet {
+        say_err(&format!("interlab datacenter replay {name}: work per interaction from {} ({} samples)", table.source, table.len()));
+    }
     for s in &specs {
         let label = if s.label.is_empty() { s.name.clone() } else { s.label.clone() };
         let protos: Vec<&str> = s.protocols.iter().map(|p| p.name()).collect();
         let cores = if s.host_cores > 0 { format!("one shared host of {} cores (browsers included)", s.host_cores) } else { format!("cores {:?}", s.cores) };
-        println!(
+        say!(
             "\n{label}: profile {}, links client-web {} / web-app {} / app-db {}, {cores}, connections {:?} (0 = per browser)",
             s.profile, protos[0], protos[1], protos[2], s.connections
         );
@@ -221,7 +233,7 @@ fn replay_cmd(a: ReplayArgs) -> Result<ExitCode, String> {
             _ => s.browsers.iter().map(|&b| (b, 0)).collect(),
         };
         for (b, f) in xs {
-            let o = s.run_point(&table, &costs, b, f)?;
+            let o = s.run_point(&table, &costs, b, f).map_err(Fail::Run)?;
             let metric = match s.kind {
                 Kind::Tpcw => "WIPS",
                 Kind::Specweb => "pages/s",
@@ -229,7 +241,7 @@ fn replay_cmd(a: ReplayArgs) -> Result<ExitCode, String> {
             };
             let pct = |c: Option<usize>, p: f64| o.percentile(c, p).map_or(f64::NAN, |x| x * 1e3);
             let size = if s.kind == Kind::Static { format!(", mean file {f} B") } else { String::new() };
-            println!(
+            say!(
                 "  {b} browsers{size}: {metric} {:.1}; response ms p50 {:.2} p90 {:.2} p99 {:.2} max {:.2}; tier utilisation {}; {} requests issued, {} completed; SDP idle round trips {}",
                 o.throughput(),
                 pct(None, 50.0),
@@ -251,11 +263,14 @@ fn replay_cmd(a: ReplayArgs) -> Result<ExitCode, String> {
                 if n == 0 {
                     continue;
                 }
-                let limit = Interaction::from_abbr(cname).map(|i| i.wirt90_limit().as_secs_f64());
+                let interaction = Interaction::from_abbr(cname);
+                let limit = interaction.map(|i| i.wirt90_limit().as_secs_f64());
+                // One naming of interactions across drive, trace and replay: the TPC-W names.
+                let cname = interaction.map_or(cname.as_str(), |i| i.name());
                 let over = limit.map(|l| o.over(Some(c), l) * 100.0);
                 if s.kind == Kind::Tpcw {
-                    println!(
-                        "    {cname:<6} {n:>7}  p50 {:>8.2}  p90 {:>8.2}  p99 {:>8.2} ms  over limit {:>5.1}%",
+                    say!(
+                        "    {cname:<22} {n:>7}  p50 {:>8.2}  p90 {:>8.2}  p99 {:>8.2} ms  over limit {:>5.1}%",
                         pct(Some(c), 50.0),
                         pct(Some(c), 90.0),
                         pct(Some(c), 99.0),
@@ -271,20 +286,20 @@ fn replay_cmd(a: ReplayArgs) -> Result<ExitCode, String> {
                 "per_class": per}));
         }
     }
-    if let Some(p) = &a.json {
-        let text = serde_json::to_string_pretty(&serde_json::json!({"v": 1, "spec": name, "points": json})).map_err(|e| e.to_string())?;
-        std::fs::write(p, text).map_err(|e| format!("{}: {e}", p.display()))?;
+    if let Some(j) = json_dest {
+        let serde_json::Value::Object(body) = serde_json::json!({"spec": name, "points": json}) else { unreachable!("an object literal") };
+        j.write_json("json", &conv::document("interlab-datacenter-replay", body))?;
     }
     Ok(ExitCode::SUCCESS)
 }
 
-fn serve_cmd(a: ServeArgs) -> Result<ExitCode, String> {
+fn serve_cmd(a: ServeArgs) -> CmdResult {
     let tier = TierSel::parse(&a.tier)?;
     let listen = Addr::parse(a.listen.as_deref().unwrap_or(tier.default_listen())).map_err(|e| format!("--listen: {e}"))?;
     let inner = match a.inner.as_str() {
         "tcp" => Inner::Tcp,
         "unix" => Inner::Unix,
-        o => return Err(format!("--inner '{o}': expected tcp or unix")),
+        o => return Err(format!("--inner '{o}': expected tcp or unix").into()),
     };
     if a.app_connections == 0 || a.db_connections == 0 || a.max_connections == 0 {
         return Err("--app-connections, --db-connections and --max-connections must be at least 1".into());
@@ -300,10 +315,10 @@ fn serve_cmd(a: ServeArgs) -> Result<ExitCode, String> {
         app_connections: a.app_connections,
         db_connections: a.db_connections,
         max_connections: a.max_connections,
-        request_timeout: if a.request_timeout.is_finite() && a.request_timeout > 0.0 && a.request_timeout <= 3600.0 {
-            std::time::Duration::from_secs_f64(a.request_timeout)
+        request_timeout: if a.request_timeout <= Duration::from_secs(3600) {
+            a.request_timeout
         } else {
-            return Err(format!("--request-timeout {}: expected seconds in (0, 3600]", a.request_timeout));
+            return Err(format!("--request-timeout {:?}: at most 1h", a.request_timeout).into());
         },
         max_per_client: match a.max_per_client {
             Some(0) => return Err("--max-per-client must be at least 1".into()),
@@ -319,38 +334,29 @@ fn serve_cmd(a: ServeArgs) -> Result<ExitCode, String> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn drive_cmd(a: DriveArgs) -> Result<ExitCode, String> {
+fn drive_cmd(a: DriveArgs) -> CmdResult {
     let url = Url::parse(&a.url).map_err(|e| format!("--url: {e}"))?;
     let mix = Mix::parse(&a.mix).map_err(|e| format!("--mix: {e}"))?;
-    let duration = parse_duration(&a.duration).map_err(|e| format!("--duration: {e}"))?;
+    let duration = a.duration;
     if !(a.think_scale.is_finite() && (0.0..=100.0).contains(&a.think_scale)) {
-        return Err(format!("--think-scale {}: expected a number from 0 to 100", a.think_scale));
+        return Err(format!("--think-scale {}: expected a number from 0 to 100", a.think_scale).into());
     }
     if !(a.session_scale.is_finite() && a.session_scale > 0.0 && a.session_scale <= 100.0) {
-        return Err(format!("--session-scale {}: expected a number above 0, at most 100", a.session_scale));
+        return Err(format!("--session-scale {}: expected a number above 0, at most 100", a.session_scale).into());
     }
     if a.browsers == 0 || a.browsers > 100_000 {
-        return Err(format!("--browsers {}: expected 1 to 100000", a.browsers));
+        return Err(format!("--browsers {}: expected 1 to 100000", a.browsers).into());
     }
     if a.image_connections == 0 || a.image_connections > 16 {
-        return Err(format!("--image-connections {}: expected 1 to 16", a.image_connections));
+        return Err(format!("--image-connections {}: expected 1 to 16", a.image_connections).into());
     }
-    let ramp_up = match &a.ramp_up {
-        Some(s) => parse_duration(s).map_err(|e| format!("--ramp-up: {e}"))?,
-        None => DriveConfig::default_ramp_up(a.think_scale),
-    };
-    let ramp_down = match &a.ramp_down {
-        Some(s) => parse_duration(s).map_err(|e| format!("--ramp-down: {e}"))?,
-        None => DriveConfig::default_ramp_down(a.think_scale),
-    };
-    let wait = parse_duration(&a.wait).map_err(|e| format!("--wait: {e}"))?;
-    let timeout = parse_duration(&a.timeout).map_err(|e| format!("--timeout: {e}"))?;
-    if timeout.is_zero() {
-        return Err("--timeout must be more than 0".into());
-    }
+    let ramp_up = a.ramp_up.unwrap_or_else(|| DriveConfig::default_ramp_up(a.think_scale));
+    let ramp_down = a.ramp_down.unwrap_or_else(|| DriveConfig::default_ramp_down(a.think_scale));
+    let (wait, timeout) = (a.wait, a.timeout);
     // Fail on unwritable outputs before the run, not after it.
-    if let Some(p) = &a.json {
-        std::fs::File::create(p).map_err(|e| format!("cannot create --json file {}: {e}", p.display()))?;
+    let json_dest = Dest::from_flag(a.json.as_deref());
+    if let Some(j) = &json_dest {
+        j.check_writable("json")?;
     }
     let trace = match &a.trace {
         Some(p) => Some(TraceWriter::create(p)?),
@@ -402,12 +408,14 @@ fn drive_cmd(a: DriveArgs) -> Result<ExitCode, String> {
     if tty && !quiet {
         eprintln!();
     }
-    let report = report?;
-    print!("{}", rbe::report_table(&report));
+    let report = report.map_err(Fail::Run)?;
+    say!("{}", rbe::report_table(&report).trim_end());
     let _ = std::io::stdout().flush();
-    if let Some(p) = &a.json {
-        let text = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
-        std::fs::write(p, text + "\n").map_err(|e| format!("cannot write --json file {}: {e}", p.display()))?;
+    if let Some(j) = json_dest {
+        let serde_json::Value::Object(body) = serde_json::to_value(&report).map_err(|e| Fail::Run(e.to_string()))? else {
+            return Err(Fail::Run("the drive report is not a JSON object".into()));
+        };
+        j.write_json("json", &conv::document("interlab-datacenter-drive", body))?;
     }
     if report.errors.total > 0 {
         eprintln!("interlab datacenter drive: {} errors (see above)", report.errors.total);
@@ -416,7 +424,7 @@ fn drive_cmd(a: DriveArgs) -> Result<ExitCode, String> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn trace_cmd(file: &std::path::Path) -> Result<ExitCode, String> {
+fn trace_cmd(file: &std::path::Path) -> CmdResult {
     let t = Trace::read(file).map_err(|e| e.to_string())?;
     let pages = t.records.iter().filter(|r| r.kind == Kind::Page).count();
     let errors = t.records.iter().filter(|r| r.error.is_some()).count();

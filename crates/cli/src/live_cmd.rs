@@ -1,11 +1,14 @@
 //! `interlab serve`, `interlab live` and `interlab bench compare`: argument parsing and
 //! wiring to the live engine (crates/live).
 
+use crate::conv::CmdResult;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use interlab_live::auth::Token;
 use interlab_live::compare::{self, CompareOptions};
-use interlab_live::output::{csv_header, csv_row, table_header, table_row};
+use crate::conv::{self, Dest, Fail};
+use interlab_live::output::{csv_header, csv_row, table_header, table_row_once};
+use std::collections::BTreeSet;
 use interlab_live::record::to_json_line;
 use interlab_live::runner::{run_point, PointOptions, RunLength};
 use interlab_live::{parse_peer, ServeConfig, Server, Transport, DEFAULT_PORT};
@@ -31,13 +34,13 @@ pub struct ServeArgs {
     /// Read the shared secret from the first line of this file (else from INTERLAB_AUTH_TOKEN).
     #[arg(long, value_name = "FILE", conflicts_with = "auth_token")]
     auth_token_file: Option<PathBuf>,
-    /// Seconds a new client has for its whole handshake (hello, authentication, first setup)
-    /// and for a point's data connections to arrive.
-    #[arg(long, default_value_t = 10.0, value_name = "SECONDS")]
-    handshake_timeout: f64,
-    /// Seconds a session may make no progress on any of its connections before it is ended.
-    #[arg(long, default_value_t = 60.0, value_name = "SECONDS")]
-    idle_timeout: f64,
+    /// Time a new client has for its whole handshake (hello, authentication, first setup)
+    /// and for a point's data connections to arrive (e.g. 10s, 500ms; a bare number is seconds).
+    #[arg(long, default_value = "10s", value_name = "DURATION", value_parser = conv::positive_duration)]
+    handshake_timeout: Duration,
+    /// Time a session may make no progress on any of its connections before it is ended.
+    #[arg(long, default_value = "60s", value_name = "DURATION", value_parser = conv::positive_duration)]
+    idle_timeout: Duration,
     /// Authenticated sessions served at once (1 to 4096).
     #[arg(long, default_value_t = 64)]
     max_sessions: usize,
@@ -82,21 +85,22 @@ pub struct LiveArgs {
     /// Measured iterations per repetition (default: OSU's rules by size).
     #[arg(long, conflicts_with = "time")]
     iterations: Option<u32>,
-    /// Time-bounded repetitions of this many seconds (stream patterns: default 2).
-    #[arg(long, value_name = "SECONDS")]
-    time: Option<f64>,
-    /// Warm-up time before each time-bounded run, seconds (default 0.2).
-    #[arg(long, value_name = "SECONDS")]
-    warmup_time: Option<f64>,
+    /// Time-bounded repetitions of this long (e.g. 3s, 500ms; a bare number is seconds;
+    /// stream patterns: default 2s).
+    #[arg(long, value_name = "DURATION", value_parser = conv::positive_duration)]
+    time: Option<Duration>,
+    /// Warm-up time before each time-bounded run (default 200ms).
+    #[arg(long, value_name = "DURATION", value_parser = conv::duration)]
+    warmup_time: Option<Duration>,
     /// Repeat until the interval of the mean at LEVEL % (90, 95, 99) is WIDTH % wide, as netperf -I.
     #[arg(long, value_name = "LEVEL,WIDTH")]
     confidence: Option<String>,
     /// Minimum and maximum repetitions with --confidence (default 3,10).
     #[arg(long, value_name = "MIN,MAX")]
     reps: Option<String>,
-    /// SO_SNDBUF/SO_RCVBUF for data sockets, bytes (default: kernel autotuning).
-    #[arg(long, value_name = "BYTES")]
-    sockbuf: Option<String>,
+    /// SO_SNDBUF/SO_RCVBUF for data sockets, bytes, K = 2^10, M = 2^20 (default: kernel autotuning).
+    #[arg(long, value_name = "BYTES", value_parser = conv::size)]
+    sockbuf: Option<u64>,
     /// Shared secret of the daemon(s). Visible to every local user in `ps`: prefer
     /// --auth-token-file or INTERLAB_AUTH_TOKEN.
     #[arg(long, value_name = "TOKEN")]
@@ -104,21 +108,21 @@ pub struct LiveArgs {
     /// Read the shared secret from this file (else from INTERLAB_AUTH_TOKEN).
     #[arg(long, value_name = "FILE", conflicts_with = "auth_token")]
     auth_token_file: Option<PathBuf>,
-    /// Print JSON Lines records instead of the table.
-    #[arg(long, conflicts_with = "csv")]
-    json: bool,
-    /// Print CSV instead of the table.
-    #[arg(long)]
-    csv: bool,
+    /// JSON Lines records, to FILE or (without one, or `-`) to standard output instead of the table.
+    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
+    json: Option<PathBuf>,
+    /// CSV records, to FILE or (without one, or `-`) to standard output instead of the table.
+    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
+    csv: Option<PathBuf>,
     /// Also write results.jsonl and results.csv into this directory.
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
     /// Experiment name written into the records.
     #[arg(long, default_value = "live")]
     name: String,
-    /// Seconds to wait for a daemon to answer a connection.
-    #[arg(long, default_value_t = 5.0, value_name = "SECONDS")]
-    connect_timeout: f64,
+    /// Time to wait for a daemon to answer a connection.
+    #[arg(long, default_value = "5s", value_name = "DURATION", value_parser = conv::positive_duration)]
+    connect_timeout: Duration,
     /// No progress bar.
     #[arg(long, short)]
     quiet: bool,
@@ -148,17 +152,6 @@ fn token(text: &Option<String>, file: &Option<PathBuf>) -> Result<Option<Token>,
     }
 }
 
-/// Longest timeout a flag accepts, seconds (a week).
-const MAX_TIMEOUT_S: f64 = 604_800.0;
-
-fn secs(name: &str, v: f64) -> Result<Duration, String> {
-    if v.is_finite() && v > 0.0 && v <= MAX_TIMEOUT_S {
-        Ok(Duration::from_secs_f64(v))
-    } else {
-        Err(format!("--{name} {v}: expected a number of seconds in (0, {MAX_TIMEOUT_S}]"))
-    }
-}
-
 fn count(name: &str, v: usize, max: usize) -> Result<usize, String> {
     if (1..=max).contains(&v) {
         Ok(v)
@@ -167,13 +160,13 @@ fn count(name: &str, v: usize, max: usize) -> Result<usize, String> {
     }
 }
 
-pub fn serve(a: ServeArgs) -> Result<ExitCode, String> {
+pub fn serve(a: ServeArgs) -> CmdResult {
     let cfg = ServeConfig {
         bind: a.bind,
         port: a.port,
         token: token(&a.auth_token, &a.auth_token_file)?,
-        handshake_timeout: secs("handshake-timeout", a.handshake_timeout)?,
-        idle_timeout: secs("idle-timeout", a.idle_timeout)?,
+        handshake_timeout: a.handshake_timeout,
+        idle_timeout: a.idle_timeout,
         max_sessions: count("max-sessions", a.max_sessions, 4096)?,
         max_preauth: count("max-preauth", a.max_preauth, 4096)?,
         verbose: !a.quiet,
@@ -221,7 +214,7 @@ fn bar(quiet: bool, total: usize) -> ProgressBar {
     pb
 }
 
-pub fn live(a: LiveArgs) -> Result<ExitCode, String> {
+pub fn live(a: LiveArgs) -> CmdResult {
     let kind = WorkloadKind::from_name(&a.pattern).ok_or_else(|| {
         format!("unknown pattern `{}` (expected one of: {})", a.pattern, WorkloadKind::ALL.iter().map(|k| k.name()).collect::<Vec<_>>().join(", "))
     })?;
@@ -237,19 +230,16 @@ pub fn live(a: LiveArgs) -> Result<ExitCode, String> {
         WorkloadKind::MultiStream => a.streams.unwrap_or(2),
         _ => a.streams.unwrap_or(1),
     };
-    let length = match (a.time, a.warmup_time) {
+    let (time, warmup_time) = (a.time.map(|d| d.as_secs_f64()), a.warmup_time.map(|d| d.as_secs_f64()));
+    let length = match (time, warmup_time) {
         (Some(t), w) => RunLength::Time { warmup_s: w.unwrap_or(0.2), duration_s: t },
         (None, Some(w)) if kind.time_bounded() => RunLength::Time { warmup_s: w, duration_s: interlab_live::runner::DEFAULT_STREAM_S },
         (None, Some(_)) => return Err("--warmup-time needs --time (or a stream pattern)".into()),
         (None, None) => RunLength::Count { warmup: a.warmup, iterations: a.iterations },
     };
-    let sockbuf = match &a.sockbuf {
+    let sockbuf = match a.sockbuf {
         None => 0,
-        Some(s) => {
-            let v = parse_sizes(s).map_err(|e| format!("--sockbuf: {e}"))?;
-            let b = *v.first().ok_or("--sockbuf: empty")?;
-            u32::try_from(b).ok().filter(|&v| v <= interlab_live::dataplane::MAX_SOCKBUF).ok_or_else(|| format!("--sockbuf {s}: out of range (at most 1 GiB)"))?
-        }
+        Some(b) => u32::try_from(b).ok().filter(|&v| v <= interlab_live::dataplane::MAX_SOCKBUF).ok_or_else(|| format!("--sockbuf {b}: out of range (at most 1 GiB)"))?,
     };
     let confidence = confidence(&a)?;
     let tok = token(&a.auth_token, &a.auth_token_file)?;
@@ -268,7 +258,7 @@ pub fn live(a: LiveArgs) -> Result<ExitCode, String> {
             sockbuf,
             experiment: a.name.clone(),
             command: command.clone(),
-            connect_timeout: secs("connect-timeout", a.connect_timeout)?,
+            connect_timeout: a.connect_timeout,
         };
         // Bad parameters are reported before anything runs.
         interlab_live::runner::check(&o).map_err(|e| format!("{} {size} B: {e}", kind.name()))?;
@@ -279,7 +269,7 @@ pub fn live(a: LiveArgs) -> Result<ExitCode, String> {
     let mut failed = false;
     for (i, o) in opts.iter().enumerate() {
         pb.set_message(format!("{} {} B", kind.name(), o.workload.size));
-        let out = run_point(o)?;
+        let out = run_point(o).map_err(Fail::run)?;
         pb.inc(1);
         pb.suspend(|| sink.write(&out.record))?;
         if let Some(e) = &out.error {
@@ -314,16 +304,34 @@ fn redact(cmd: &str) -> String {
     out.join(" ")
 }
 
-/// Where records go: stdout in the chosen format, and optionally files.
+/// Where records go: the table, JSON Lines or CSV on stdout, each of JSON and CSV
+/// optionally to a file instead, and results.jsonl/results.csv under `--out DIR`.
 struct Sink {
-    json: bool,
-    csv: bool,
+    table: bool,
+    json: Option<Box<dyn Write>>,
+    csv: Option<Box<dyn Write>>,
     header_done: bool,
+    /// Warning flags already shown in the table (each is shown once per sweep).
+    flags_seen: BTreeSet<String>,
     files: Option<(PathBuf, std::fs::File, std::fs::File)>,
 }
 
+/// Standard output, or a created FILE, for `--json [FILE]`/`--csv [FILE]`.
+fn open_dest(flag: &str, d: Option<Dest>) -> Result<Option<Box<dyn Write>>, Fail> {
+    Ok(match d {
+        None => None,
+        Some(Dest::Stdout) => Some(Box::new(std::io::stdout())),
+        Some(Dest::File(p)) => Some(Box::new(std::fs::File::create(&p).map_err(|e| Fail::Input(format!("--{flag} {}: cannot write: {e}", p.display())))?)),
+    })
+}
+
 impl Sink {
-    fn new(a: &LiveArgs) -> Result<Sink, String> {
+    fn new(a: &LiveArgs) -> Result<Sink, Fail> {
+        let (jd, cd) = (Dest::from_flag(a.json.as_deref()), Dest::from_flag(a.csv.as_deref()));
+        if jd == Some(Dest::Stdout) && cd == Some(Dest::Stdout) {
+            return Err("--json and --csv both to standard output: give one of them a FILE".into());
+        }
+        let table = !conv::stdout_is_data();
         let files = match &a.out {
             None => None,
             Some(d) => {
@@ -336,20 +344,23 @@ impl Sink {
                 Some((d.clone(), j, c))
             }
         };
-        Ok(Sink { json: a.json, csv: a.csv, header_done: false, files })
+        Ok(Sink { table, json: open_dest("json", jd)?, csv: open_dest("csv", cd)?, header_done: false, flags_seen: BTreeSet::new(), files })
     }
 
     /// Writes one record as soon as it is measured (a sweep that dies keeps what it had).
-    fn write(&mut self, r: &ExtendedRecord) -> Result<(), String> {
-        let mut out = std::io::stdout().lock();
-        let res = if self.json {
-            writeln!(out, "{}", to_json_line(r))
-        } else if self.csv {
+    fn write(&mut self, r: &ExtendedRecord) -> Result<(), Fail> {
+        let io = |e: std::io::Error| Fail::Run(format!("writing records: {e}"));
+        if let Some(j) = &mut self.json {
+            writeln!(j, "{}", to_json_line(r)).and_then(|_| j.flush()).map_err(io)?;
+        }
+        if let Some(c) = &mut self.csv {
             if !self.header_done {
-                let _ = writeln!(out, "{}", csv_header());
+                writeln!(c, "{}", csv_header()).map_err(io)?;
             }
-            writeln!(out, "{}", csv_row(r))
-        } else {
+            writeln!(c, "{}", csv_row(r)).and_then(|_| c.flush()).map_err(io)?;
+        }
+        if self.table {
+            let mut out = std::io::stdout().lock();
             if !self.header_done {
                 let _ = writeln!(
                     out,
@@ -359,19 +370,21 @@ impl Sink {
                     r.live.peers.join(", "),
                     if r.record.unit == "us" && r.record.pattern != "connect" && r.record.pattern != "crr" && r.record.pattern != "rr" { "; one-way latency = round trip / 2" } else { "" }
                 );
+                if matches!(r.record.pattern.as_str(), "rr" | "crr") {
+                    let _ = writeln!(out, "request {} B, response {} B", r.record.size_bytes, r.live.response_bytes.unwrap_or(r.record.size_bytes));
+                }
                 let _ = writeln!(out, "{}", table_header(r));
             }
-            writeln!(out, "{}", table_row(r))
-        };
+            writeln!(out, "{}", table_row_once(r, &mut self.flags_seen)).and_then(|_| out.flush()).map_err(io)?;
+        }
         self.header_done = true;
-        res.and_then(|_| out.flush()).map_err(|e| format!("stdout: {e}"))?;
         if let Some((d, j, c)) = &mut self.files {
             writeln!(j, "{}", to_json_line(r)).and_then(|_| writeln!(c, "{}", csv_row(r))).map_err(|e| format!("{}: {e}", d.display()))?;
         }
         Ok(())
     }
 
-    fn finish(self) -> Result<(), String> {
+    fn finish(self) -> Result<(), Fail> {
         if let Some((d, j, c)) = self.files {
             j.sync_all().and_then(|_| c.sync_all()).map_err(|e| format!("{}: {e}", d.display()))?;
             eprintln!("wrote {}, {}", d.join("results.jsonl").display(), d.join("results.csv").display());
@@ -380,7 +393,7 @@ impl Sink {
     }
 }
 
-pub fn bench_compare(a: CompareArgs) -> Result<ExitCode, String> {
+pub fn bench_compare(a: CompareArgs) -> CmdResult {
     let mut o = if a.quick { CompareOptions::QUICK } else { CompareOptions::FULL };
     if let Some(s) = a.seconds {
         o.seconds = s.max(1);

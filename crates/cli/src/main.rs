@@ -1,5 +1,7 @@
 //! `interlab`: argument parsing and wiring only; the work lives in the library crates.
 
+#[macro_use]
+mod conv;
 mod calibrate_cmd;
 mod commands;
 mod datacenter_cmd;
@@ -30,6 +32,9 @@ enum Cmd {
         /// Claims table to evaluate instead of the embedded copy of claims.csv.
         #[arg(long, value_name = "CSV")]
         claims: Option<PathBuf>,
+        /// Also the claims document (claims.json), to FILE or (without one, or `-`) to standard output.
+        #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
+        json: Option<PathBuf>,
         /// No progress bar.
         #[arg(long, short)]
         quiet: bool,
@@ -41,9 +46,15 @@ enum Cmd {
         /// Output directory.
         #[arg(long, default_value = "interlab-run")]
         out: PathBuf,
-        /// Check the spec and list the points without running them.
+        /// Check the spec and list every key that shapes each series, without running it.
         #[arg(long)]
         dry_run: bool,
+        /// Also the records as JSON Lines, to FILE or (without one, or `-`) to standard output.
+        #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
+        json: Option<PathBuf>,
+        /// Also the records as CSV, to FILE or (without one, or `-`) to standard output.
+        #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
+        csv: Option<PathBuf>,
         /// No progress bar.
         #[arg(long, short)]
         quiet: bool,
@@ -70,14 +81,21 @@ enum Cmd {
         /// The PVFS spec (TOML).
         #[arg(long)]
         spec: PathBuf,
-        /// Also write the results as JSON to this file.
-        #[arg(long, value_name = "FILE")]
+        /// The results as JSON, to FILE or (without one, or `-`) to standard output.
+        #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
         json: Option<PathBuf>,
+        /// No notes on stderr.
+        #[arg(long, short)]
+        quiet: bool,
     },
-    /// List the built-in profiles, or print one.
+    /// List the built-in profiles, or print one (a profile file is checked).
     Profiles {
-        /// Profile id to print.
+        /// Profile id (or file) to print.
         id: Option<String>,
+        /// The list, or the profile's parameters with units and provenance, as JSON to FILE
+        /// or (without one, or `-`) to standard output.
+        #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
+        json: Option<PathBuf>,
     },
 }
 
@@ -91,15 +109,21 @@ enum BenchWhat {
         /// Events pending in the queue.
         #[arg(long, default_value_t = 1024)]
         pending: u32,
+        /// The figures as JSON, to FILE or (without one, or `-`) to standard output.
+        #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
+        json: Option<PathBuf>,
     },
     /// interlab vs sockperf, iperf3 and qperf on loopback in the same run; prints ratios.
     Compare(live_cmd::CompareArgs),
     /// Model speed on a bulk transfer over one 8 Gb/s link, in simulated data packets per
     /// wall-clock second (the figure `scripts/bench-vs-ns3.sh` compares with ns-3).
     Model {
-        /// Payload bytes to move.
-        #[arg(long, default_value_t = 200_000_000)]
+        /// Payload bytes to move, K = 2^10, M = 2^20, G = 2^30 (whole 1 MiB messages).
+        #[arg(long, default_value = "200M", value_parser = conv::size)]
         bytes: u64,
+        /// The figures as JSON, to FILE or (without one, or `-`) to standard output.
+        #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
+        json: Option<PathBuf>,
     },
 }
 
@@ -113,23 +137,23 @@ fn main() -> ExitCode {
     }
     let cli = Cli::parse();
     let r = match cli.cmd {
-        Cmd::Reproduce { studies, out, claims, quiet } => commands::reproduce(studies, out, claims, quiet),
-        Cmd::Run { spec, out, dry_run, quiet } => commands::run(&spec, &out, dry_run, quiet),
-        Cmd::Bench { what: BenchWhat::Kernel { events, pending } } => commands::bench_kernel(events, pending),
+        Cmd::Reproduce { studies, out, claims, json, quiet } => commands::reproduce(studies, out, claims, json.as_deref(), quiet),
+        Cmd::Run { spec, out, dry_run, json, csv, quiet } => commands::run(&spec, &out, dry_run, json.as_deref(), csv.as_deref(), quiet),
+        Cmd::Bench { what: BenchWhat::Kernel { events, pending, json } } => commands::bench_kernel(events, pending, json.as_deref()),
         Cmd::Bench { what: BenchWhat::Compare(a) } => live_cmd::bench_compare(a),
-        Cmd::Bench { what: BenchWhat::Model { bytes } } => commands::bench_model(bytes),
+        Cmd::Bench { what: BenchWhat::Model { bytes, json } } => commands::bench_model(bytes, json.as_deref()),
         Cmd::Serve(a) => live_cmd::serve(a),
         Cmd::Live(a) => live_cmd::live(*a),
         Cmd::Datacenter { cmd } => datacenter_cmd::run(cmd),
         Cmd::Calibrate(a) => calibrate_cmd::run(*a),
-        Cmd::Pvfs { spec, json } => commands::pvfs(&spec, json.as_deref()),
-        Cmd::Profiles { id } => commands::profiles(id.as_deref()),
+        Cmd::Pvfs { spec, json, quiet } => commands::pvfs(&spec, json.as_deref(), quiet),
+        Cmd::Profiles { id, json } => commands::profiles(id.as_deref(), json.as_deref()),
     };
     match r {
         Ok(code) => code,
         Err(e) => {
             eprintln!("interlab: error: {e}");
-            ExitCode::from(2)
+            ExitCode::from(e.code())
         }
     }
 }

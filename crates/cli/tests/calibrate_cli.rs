@@ -28,7 +28,7 @@ fn quick_calibration_writes_a_loadable_profile_then_check_compares() {
     let dir = std::env::temp_dir().join(format!("ilab-cal-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let out = dir.join("lo.toml");
-    let o = bin().args(["calibrate", "--peer", &s.addr, "--out", out.to_str().unwrap(), "--quick"]).output().unwrap();
+    let o = bin().args(["calibrate", "--peer", &s.addr, "--profile", out.to_str().unwrap(), "--quick"]).output().unwrap();
     no_panic(&o);
     assert!(o.status.success(), "{}", text(&o));
     let p = Profile::load(out.to_str().unwrap()).unwrap_or_else(|e| panic!("{e}"));
@@ -50,7 +50,7 @@ fn quick_calibration_writes_a_loadable_profile_then_check_compares() {
     assert_eq!(p.eth.as_ref().unwrap().link.mtu_bytes, 65536, "loopback MTU");
     // Compare the written profile with live runs.
     let json = dir.join("cmp.json");
-    let o = bin().args(["calibrate", "--peer", &s.addr, "--out", out.to_str().unwrap(), "--check", "--quick", "--json", json.to_str().unwrap()]).output().unwrap();
+    let o = bin().args(["calibrate", "--peer", &s.addr, "--profile", out.to_str().unwrap(), "--check", "--quick", "--json", json.to_str().unwrap()]).output().unwrap();
     no_panic(&o);
     assert!(o.status.success(), "{}", text(&o));
     let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
@@ -70,28 +70,28 @@ fn bad_input_is_explained() {
     let outs = out.to_str().unwrap();
     // Unreachable peer: nothing listens on this loopback port.
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let o = bin().args(["calibrate", "--peer", &format!("127.0.0.1:{port}"), "--out", outs, "--quick", "--connect-timeout", "1"]).output().unwrap();
+    let o = bin().args(["calibrate", "--peer", &format!("127.0.0.1:{port}"), "--profile", outs, "--quick", "--connect-timeout", "1"]).output().unwrap();
     no_panic(&o);
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o)); // exit 1: the measurement failed (an unreachable daemon)
     assert!(text(&o).contains("127.0.0.1"), "{}", text(&o));
     assert!(!out.exists(), "no profile written on failure");
     // Unwritable --out (a directory that does not exist), before anything is measured.
-    let o = bin().args(["calibrate", "--peer", "127.0.0.1:1", "--out", "/nonexistent-dir/x/p.toml"]).output().unwrap();
+    let o = bin().args(["calibrate", "--peer", "127.0.0.1:1", "--profile", "/nonexistent-dir/x/p.toml"]).output().unwrap();
     no_panic(&o);
     assert_eq!(o.status.code(), Some(2));
-    assert!(text(&o).contains("--out /nonexistent-dir/x/p.toml: cannot write"), "{}", text(&o));
-    let o = bin().args(["calibrate", "--peer", "127.0.0.1:1", "--out", dir.to_str().unwrap()]).output().unwrap();
+    assert!(text(&o).contains("--profile /nonexistent-dir/x/p.toml: cannot write"), "{}", text(&o));
+    let o = bin().args(["calibrate", "--peer", "127.0.0.1:1", "--profile", dir.to_str().unwrap()]).output().unwrap();
     assert!(text(&o).contains("is a directory"), "{}", text(&o));
     // Unknown --base.
-    let o = bin().args(["calibrate", "--peer", "127.0.0.1:1", "--out", outs, "--base", "no-such-profile"]).output().unwrap();
+    let o = bin().args(["calibrate", "--peer", "127.0.0.1:1", "--profile", outs, "--base", "no-such-profile"]).output().unwrap();
     no_panic(&o);
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o).contains("--base no-such-profile: not a built-in profile"), "{}", text(&o));
     // A base without the socket sections.
-    let o = bin().args(["calibrate", "--peer", "127.0.0.1:1", "--out", outs, "--base", "xeon-mt25208-pcie"]).output().unwrap();
+    let o = bin().args(["calibrate", "--peer", "127.0.0.1:1", "--profile", outs, "--base", "xeon-mt25208-pcie"]).output().unwrap();
     assert!(text(&o).contains("has no [stack] section"), "{}", text(&o));
     // A bad peer string.
-    let o = bin().args(["calibrate", "--peer", "", "--out", outs]).output().unwrap();
+    let o = bin().args(["calibrate", "--peer", "", "--profile", outs]).output().unwrap();
     no_panic(&o);
     assert_eq!(o.status.code(), Some(2));
     let _ = std::fs::remove_dir_all(&dir);

@@ -25,8 +25,10 @@ fn replay_prints_wips_and_percentiles_and_writes_json() {
     let o = bin().args(["datacenter", "replay", "--spec"]).arg(&spec).args(["--trace", trace, "--json"]).arg(&json).output().unwrap();
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success(), "{out}{}", String::from_utf8_lossy(&o.stderr));
-    assert!(out.contains("WIPS") && out.contains("p90") && out.contains("HOME") && out.contains("SDP"), "{out}");
+    assert!(out.contains("WIPS") && out.contains("p90") && out.contains("Home") && out.contains("SDP"), "{out}");
     let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(v["schema"], 1);
+    assert_eq!(v["kind"], "interlab-datacenter-replay");
     let pts = v["points"].as_array().unwrap();
     assert_eq!(pts.len(), 2);
     assert!(pts[0]["throughput_per_s"].as_f64().unwrap() > 50.0, "{v}");

@@ -198,7 +198,8 @@ fn bad_arguments_name_what_was_expected() {
         (&["latency", "--peer", "127.0.0.1:1", "--sizes", "64", "--iterations", "4294967295"][..], "out of range"),
         (&["latency", "--peer", "127.0.0.1:1", "--warmup", "4294967295"][..], "warm-up of 4294967295 iterations is out of range"),
         (&["bandwidth", "--peer", "127.0.0.1:1", "--window", "4294967295"][..], "window 4294967295 is out of range"),
-        (&["stream", "--peer", "127.0.0.1:1", "--time", "1e300"][..], "at most 86400 s"),
+        (&["stream", "--peer", "127.0.0.1:1", "--time", "1e300"][..], "invalid value '1e300' for '--time"),
+        (&["stream", "--peer", "127.0.0.1:1", "--time", "100000"][..], "at most 86400 s"),
         (&["stream", "--peer", "127.0.0.1:1", "--sizes", "1G"][..], "out of range (1 B to 64 MiB"),
     ] {
         let o = live(args);

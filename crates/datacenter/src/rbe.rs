@@ -23,25 +23,8 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-/// Parses `60s`, `1.5s`, `500ms`, `2m`, `1h` or a bare number of seconds.
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    let t = s.trim();
-    let (num, mul) = if let Some(x) = t.strip_suffix("ms") {
-        (x, 0.001)
-    } else if let Some(x) = t.strip_suffix('s') {
-        (x, 1.0)
-    } else if let Some(x) = t.strip_suffix('m') {
-        (x, 60.0)
-    } else if let Some(x) = t.strip_suffix('h') {
-        (x, 3600.0)
-    } else {
-        (t, 1.0)
-    };
-    match num.trim().parse::<f64>() {
-        Ok(v) if v.is_finite() && v >= 0.0 && v * mul < 1e7 => Ok(Duration::from_secs_f64(v * mul)),
-        _ => Err(format!("duration '{s}': expected e.g. 60s, 500ms, 2m or a number of seconds")),
-    }
-}
+/// Durations as every flag takes them (`60s`, `500ms`, `2m`, a bare number of seconds).
+pub use interlab_patterns::parse_duration;
 
 /// Driver settings.
 #[derive(Debug, Clone)]

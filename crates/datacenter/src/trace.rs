@@ -114,7 +114,9 @@ impl TierTrace {
 /// One line of a trace file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TraceRecord {
-    /// Schema version ([`TRACE_VERSION`]).
+    /// Schema version ([`TRACE_VERSION`]); written as `"schema"` like every interlab JSON
+    /// document, read from `"schema"` or from the older `"v"`.
+    #[serde(rename = "schema", alias = "v")]
     pub v: u32,
     pub source: Source,
     pub kind: Kind,
@@ -184,10 +186,10 @@ impl std::error::Error for TraceError {}
 /// Parses one line (1-based `line` for messages).
 pub fn parse_line(text: &str) -> Result<TraceRecord, String> {
     let v: serde_json::Value = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
-    match v.get("v") {
+    match v.get("schema").or_else(|| v.get("v")) {
         Some(x) if x.as_u64() == Some(TRACE_VERSION as u64) => {}
         Some(x) => return Err(format!("schema version {x}; this build reads version {TRACE_VERSION}")),
-        None => return Err("no schema version field \"v\"; not an interlab datacenter trace record".into()),
+        None => return Err("no schema version field \"schema\" (or \"v\"); not an interlab datacenter trace record".into()),
     }
     serde_json::from_value(v).map_err(|e| format!("not a trace record: {e}"))
 }

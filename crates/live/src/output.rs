@@ -76,6 +76,14 @@ pub fn table_row(r: &ExtendedRecord) -> String {
     s
 }
 
+/// [`table_row`] with each warning flag shown only the first time a sweep meets it
+/// (`seen` holds those already shown).
+pub fn table_row_once(r: &ExtendedRecord, seen: &mut std::collections::BTreeSet<String>) -> String {
+    let mut shown = r.clone();
+    shown.live.flags.retain(|fl| seen.insert(fl.clone()));
+    table_row(&shown)
+}
+
 /// Live columns appended to the model's CSV columns.
 pub const CSV_LIVE_COLUMNS: &str = "p50,p90,p99,p999,min,max,stddev,rate_per_s,repetitions,ci_level_pct,ci_width_pct,ci_met,loss_pct,cpu_local_system_pct,cpu_local_process_pct,service_demand_local,cpu_remote_system_pct,cpu_remote_process_pct,service_demand_remote,service_demand_unit,peers,kernel,cpu,interface,driver,remote_kernel,remote_cpu,flags,error";
 
@@ -195,6 +203,9 @@ mod tests {
         let r = rec("us", 2.0, None);
         assert!(table_header(&r).contains("p99.9"));
         assert!(table_row(&r).contains("a flag"));
+        let mut seen = std::collections::BTreeSet::new();
+        assert!(table_row_once(&r, &mut seen).contains("a flag"));
+        assert!(!table_row_once(&r, &mut seen).contains("a flag"), "a warning is shown once per sweep");
         assert!(table_row(&rec("us", f64::NAN, Some("peer died"))).contains("error: peer died"));
         assert!(table_header(&rec("MB/s", 1.0, None)).contains("Gbit/s"));
     }

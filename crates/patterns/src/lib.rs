@@ -94,6 +94,29 @@ pub fn parse_sizes(text: &str) -> Result<Vec<u64>, String> {
     Ok(out)
 }
 
+/// Parses a duration: `60s`, `1.5s`, `500ms`, `2m`, `1h`, or a bare number of seconds
+/// (as every command-line flag takes them); at most 10^7 s.
+pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
+    let t = s.trim();
+    let (num, mul) = if let Some(x) = t.strip_suffix("ms") {
+        (x, 0.001)
+    } else if let Some(x) = t.strip_suffix("us") {
+        (x, 1e-6)
+    } else if let Some(x) = t.strip_suffix('s') {
+        (x, 1.0)
+    } else if let Some(x) = t.strip_suffix('m') {
+        (x, 60.0)
+    } else if let Some(x) = t.strip_suffix('h') {
+        (x, 3600.0)
+    } else {
+        (t, 1.0)
+    };
+    match num.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 && v * mul < 1e7 => Ok(std::time::Duration::from_secs_f64(v * mul)),
+        _ => Err(format!("duration `{s}`: expected e.g. 3s, 500ms, 2m or a number of seconds")),
+    }
+}
+
 /// A size with the largest exact suffix: `4096` -> `4K`, `3145728` -> `3M`, `1000` -> `1000`.
 pub fn show_size(n: u64) -> String {
     for (shift, suffix) in [(30, "G"), (20, "M"), (10, "K")] {

@@ -32,8 +32,12 @@ pub fn write_report(dir: &Path, report: &Report) -> Result<ReportFiles, ReportEr
         figures.push(path);
     }
 
-    let extra =
-        serde_json::json!({ "version": report.version, "generated": report.generated_note });
+    let extra = serde_json::json!({
+        "schema": CLAIMS_SCHEMA,
+        "kind": "interlab-claims",
+        "version": report.version,
+        "generated": report.generated_note,
+    });
     let claims_path = dir.join("claims.json");
     write_file(&claims_path, claims_json(&report.claims, extra).as_bytes())?;
 
@@ -45,6 +49,9 @@ pub fn write_report(dir: &Path, report: &Report) -> Result<ReportFiles, ReportEr
         figures,
     })
 }
+
+/// Version of the claims.json layout (`"schema"`, with `"kind": "interlab-claims"`).
+pub const CLAIMS_SCHEMA: u32 = 1;
 
 fn check_ids(report: &Report) -> Result<(), ReportError> {
     let mut studies = BTreeSet::new();
@@ -142,6 +149,8 @@ mod tests {
             serde_json::from_str(&std::fs::read_to_string(&files.claims_json).unwrap()).unwrap();
         assert_eq!(json["version"], "0.1.0");
         assert_eq!(json["generated"], "interlab reproduce --seed 1");
+        assert_eq!(json["schema"], 1);
+        assert_eq!(json["kind"], "interlab-claims");
         assert_eq!(json["claims"].as_array().unwrap().len(), 6);
         let leftovers: Vec<_> = std::fs::read_dir(&dir)
             .unwrap()
