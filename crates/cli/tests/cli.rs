@@ -95,6 +95,24 @@ fn reproduce_sdp_records_replay_and_pvfs_figures_too() {
     assert!(jsonl.contains("\"experiment\":\"sdp-fig8\"") && jsonl.contains("\"x_name\":\"io_servers\""), "PVFS records");
 }
 
+/// The fields of one CSV row (RFC 4180: quoted fields may hold commas and doubled quotes).
+fn csv_fields(line: &str) -> Vec<String> {
+    let mut out = vec![String::new()];
+    let (mut quoted, mut chars) = (false, line.chars().peekable());
+    while let Some(c) = chars.next() {
+        match (c, quoted) {
+            ('"', true) if chars.peek() == Some(&'"') => {
+                chars.next();
+                out.last_mut().unwrap().push('"');
+            }
+            ('"', _) => quoted = !quoted,
+            (',', false) => out.push(String::new()),
+            (c, _) => out.last_mut().unwrap().push(c),
+        }
+    }
+    out
+}
+
 /// Every figure of a reproduce has rows in results.csv, all in the unit its y axis shows.
 fn assert_every_figure_has_records_in_its_unit(dir: &std::path::Path) {
     let csv = std::fs::read_to_string(dir.join("results.csv")).unwrap();
@@ -104,12 +122,9 @@ fn assert_every_figure_has_records_in_its_unit(dir: &std::path::Path) {
     let (exp, unit) = (col("experiment"), col("unit"));
     let mut units: std::collections::BTreeMap<String, std::collections::BTreeSet<String>> = Default::default();
     for line in lines {
-        // Labels may be quoted and hold commas; experiment and unit columns never do, and
-        // they sit before the first free-text column (series) or after the quoted ones.
-        let f: Vec<&str> = line.split(',').collect();
-        if f.len() == header.len() {
-            units.entry(f[exp].to_string()).or_default().insert(f[unit].to_string());
-        }
+        let f = csv_fields(line);
+        assert_eq!(f.len(), header.len(), "a row with another number of fields than the header: {line}");
+        units.entry(f[exp].clone()).or_default().insert(f[unit].clone());
     }
     for entry in std::fs::read_dir(dir.join("figures")).unwrap() {
         let path = entry.unwrap().path();
@@ -238,5 +253,40 @@ fn pvfs_runs_a_spec_and_bad_specs_name_file_and_key() {
     assert_eq!(o.status.code(), Some(2));
     let t = text(&o);
     assert!(t.contains("p.toml") && t.contains("store") && !t.contains("panicked"), "{t}");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// A full reproduce: every figure has records in results.csv in its axis unit, every claim
+/// in claims.json (also printed by `--json`) has its fields and a figure of the report.
+#[test]
+fn full_reproduce_records_every_figure_and_every_claim_field() {
+    let d = scratch("rep-full");
+    let o = run(&["reproduce", "--out", d.to_str().unwrap(), "--quiet", "--json"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).expect("--json prints claims.json alone on stdout");
+    let file: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(d.join("claims.json")).unwrap()).unwrap();
+    assert_eq!(doc, file, "--json prints the claims.json document");
+    assert_eq!(doc["schema"], 1);
+    assert_eq!(doc["kind"], "interlab-claims");
+    assert_every_figure_has_records_in_its_unit(&d);
+    let figures: Vec<String> = std::fs::read_dir(d.join("figures")).unwrap().map(|e| e.unwrap().path().file_stem().unwrap().to_string_lossy().to_string()).collect();
+    let claims = doc["claims"].as_array().unwrap();
+    let reference = std::fs::read_to_string(repo().join("studies/claims.csv")).unwrap();
+    assert_eq!(claims.len(), reference.lines().count() - 1, "one entry per claim of claims.csv");
+    let mut counts = std::collections::BTreeMap::<String, u64>::new();
+    for c in claims {
+        for key in ["id", "paper", "figure", "description", "unit", "published", "tolerance", "deviation", "status", "value", "note"] {
+            assert!(c.get(key).is_some(), "claim {} lacks `{key}`: {c}", c["id"]);
+        }
+        let status = c["status"].as_str().unwrap();
+        assert!(["within", "outside", "predicted"].contains(&status), "a full run leaves no claim {status}: {c}");
+        *counts.entry(status.to_string()).or_default() += 1;
+        assert_eq!(c["published"].is_null(), status == "predicted", "published value and status agree: {c}");
+        let fig = format!("{}-{}", c["paper"].as_str().unwrap(), c["figure"].as_str().unwrap());
+        assert!(figures.iter().any(|f| f == &fig || f.starts_with(&fig)), "claim {} names figure {fig}, which the report lacks", c["id"]);
+    }
+    for (k, n) in counts {
+        assert_eq!(doc["summary"][&k], n, "summary count of {k}");
+    }
     let _ = std::fs::remove_dir_all(&d);
 }

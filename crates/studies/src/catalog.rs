@@ -19,6 +19,9 @@ pub struct FigureDef {
     pub y_scale: Scale,
     /// Plotted y = series value / `y_div` (e.g. 1000 to draw microseconds as milliseconds).
     pub y_div: f64,
+    /// A horizontal reference line drawn dashed across the plot: its y in the plotted unit
+    /// and its legend label (e.g. TPC-W's limit of 10 % of requests over the response time).
+    pub y_reference: Option<(f64, &'static str)>,
 }
 
 /// A study: figures plus the claim computations.

@@ -60,6 +60,9 @@ macro_rules! dc_fig {
                 x_scale: $xs,
                 y_scale: Scale::Linear,
                 y_div: 1.0,
+                // TPC-W: an interaction passes when at most 10 % of its requests exceed its
+                // 90th-percentile response-time (WIRT) limit (TPC-W v1.8 [W1]).
+                y_reference: if matches!($metric, Metric::WorstOver) { Some((10.0, "TPC-W limit: 10 % of requests over")) } else { None },
             },
             metric: $metric,
         }

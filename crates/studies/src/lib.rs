@@ -15,6 +15,7 @@ macro_rules! study_figure {
             x_scale: $xs,
             y_scale: $ys,
             y_div: $div,
+            y_reference: None,
         }
     };
 }

@@ -175,6 +175,7 @@ macro_rules! pvfs_fig {
                 x_scale: Scale::Linear,
                 y_scale: Scale::Linear,
                 y_div: 1.0,
+                y_reference: None,
             },
         }
     };

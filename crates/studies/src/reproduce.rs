@@ -284,7 +284,7 @@ pub fn reproduce(opts: &ReproduceOptions, progress: &dyn Progress) -> Result<Rep
         let mut figures = Vec::new();
         let dc_defs: Vec<_> = crate::datacenter::figure_defs(study.id).into_iter().chain(crate::pvfs::figure_defs(study.id)).collect();
         for fig in study.figures.iter().chain(&dc_defs) {
-            let series = r[fig.id]
+            let mut series: Vec<Series> = r[fig.id]
                 .iter()
                 .map(|s| Series {
                     label: s.label.clone(),
@@ -292,6 +292,13 @@ pub fn reproduce(opts: &ReproduceOptions, progress: &dyn Progress) -> Result<Rep
                     dashed: false,
                 })
                 .collect();
+            if let Some((y, label)) = fig.y_reference {
+                let xs = series.iter().flat_map(|s| s.points.iter().map(|p| p.0));
+                let (lo, hi) = xs.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| (a.min(x), b.max(x)));
+                if lo.is_finite() {
+                    series.push(Series { label: label.to_string(), points: vec![(lo, y), (hi, y)], dashed: true });
+                }
+            }
             let marks = claim_results
                 .iter()
                 .filter(|c| c.spec.paper == study.id && c.spec.figure == fig.id)
