@@ -16,6 +16,11 @@ pub struct Computed {
     pub note: String,
     /// x (message size, bytes) at which to mark the published value; None = horizontal line.
     pub mark_x: Option<f64>,
+    /// For a claim that is a difference over another curve (`SDP takes 500 us more than
+    /// IPoIB`): that curve's value, so the published value is drawn at base + published.
+    pub mark_base: Option<f64>,
+    /// The published value is no point of the plot (see [`unmarked`]).
+    pub mark_hidden: bool,
 }
 
 /// Finds series `label` of figure `fig`.
@@ -31,17 +36,33 @@ pub fn series<'a>(r: &'a FigureResults, fig: &str, label: &str) -> Result<&'a Se
 /// reason as note.
 pub fn num(id: &'static str, f: impl FnOnce() -> Result<(f64, String, Option<f64>), String>) -> Computed {
     match f() {
-        Ok((v, note, x)) if v.is_finite() => Computed { id, value: Some(ClaimValue::Number(v)), note, mark_x: x },
-        Ok((v, note, _)) => Computed { id, value: None, note: format!("non-finite result {v}: {note}"), mark_x: None },
-        Err(e) => Computed { id, value: None, note: e, mark_x: None },
+        Ok((v, note, x)) if v.is_finite() => Computed { id, value: Some(ClaimValue::Number(v)), note, mark_x: x, mark_base: None, mark_hidden: false },
+        Ok((v, note, _)) => Computed { id, value: None, note: format!("non-finite result {v}: {note}"), mark_x: None, mark_base: None, mark_hidden: false },
+        Err(e) => Computed { id, value: None, note: e, mark_x: None, mark_base: None, mark_hidden: false },
     }
+}
+
+/// A numeric claim that is a difference over another value: `f` computes (value, note,
+/// mark x, the value it is a difference over); the published value is drawn that far above
+/// it.
+pub fn num_over(id: &'static str, f: impl FnOnce() -> Result<(f64, String, Option<f64>, f64), String>) -> Computed {
+    match f() {
+        Ok((v, note, x, base)) => Computed { mark_base: Some(base).filter(|b| b.is_finite()), ..num(id, || Ok((v, note, x))) },
+        Err(e) => num(id, || Err(e)),
+    }
+}
+
+/// A claim in the plotted unit that is no point of the plot (a slope, a rate per added
+/// node): its published value is listed, not drawn.
+pub fn unmarked(c: Computed) -> Computed {
+    Computed { mark_hidden: true, ..c }
 }
 
 /// A boolean claim.
 pub fn boolean(id: &'static str, f: impl FnOnce() -> Result<(bool, String), String>) -> Computed {
     match f() {
-        Ok((b, note)) => Computed { id, value: Some(ClaimValue::Bool(b)), note, mark_x: None },
-        Err(e) => Computed { id, value: None, note: e, mark_x: None },
+        Ok((b, note)) => Computed { id, value: Some(ClaimValue::Bool(b)), note, mark_x: None, mark_base: None, mark_hidden: false },
+        Err(e) => Computed { id, value: None, note: e, mark_x: None, mark_base: None, mark_hidden: false },
     }
 }
 

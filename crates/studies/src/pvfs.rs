@@ -23,7 +23,7 @@
 //! protocol = "ipoib-ud"        # verbs, or a socket stack: ipoib-ud | sdp-bc | ipoib-rc | eth | ...
 //! ```
 
-use crate::claimcalc::{num, series, Computed, FigureResults};
+use crate::claimcalc::{num, series, unmarked, Computed, FigureResults};
 use interlab_experiment::{SeriesResult, XAxis};
 use interlab_datacenter::replay::Protocol;
 use interlab_model::{FileServers, FileStore, Initiator, Ports, Profile, Service, VerbsSetup};
@@ -271,12 +271,12 @@ pub fn claims(study: &str, r: &FigureResults) -> Vec<Computed> {
     }
     let sl = |fig: &'static str, label: &'static str| move || slope(series(r, fig, label)?);
     vec![
-        num("sdp.pvfs.read_slope_ipoib", sl("fig8", "IPoIB")),
-        num("sdp.pvfs.read_slope_sdp", sl("fig8", "SDP")),
-        num("sdp.pvfs.read_slope_vapi", sl("fig8", "VAPI")),
-        num("sdp.pvfs.write_slope_ipoib", sl("fig9", "IPoIB")),
-        num("sdp.pvfs.write_slope_sdp", sl("fig9", "SDP")),
-        num("sdp.pvfs.write_slope_vapi", sl("fig9", "VAPI")),
+        unmarked(num("sdp.pvfs.read_slope_ipoib", sl("fig8", "IPoIB"))),
+        unmarked(num("sdp.pvfs.read_slope_sdp", sl("fig8", "SDP"))),
+        unmarked(num("sdp.pvfs.read_slope_vapi", sl("fig8", "VAPI"))),
+        unmarked(num("sdp.pvfs.write_slope_ipoib", sl("fig9", "IPoIB"))),
+        unmarked(num("sdp.pvfs.write_slope_sdp", sl("fig9", "SDP"))),
+        unmarked(num("sdp.pvfs.write_slope_vapi", sl("fig9", "VAPI"))),
         num("sdp.pvfs.read_gain", || {
             let (s, i) = (series(r, "fig8", "SDP")?, series(r, "fig8", "IPoIB")?);
             let ratios: Vec<(u64, f64)> = s.points.iter().filter_map(|&(n, v)| i.at(n).map(|w| (n, v / w))).collect();

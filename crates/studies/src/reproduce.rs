@@ -304,13 +304,14 @@ pub fn reproduce(opts: &ReproduceOptions, progress: &dyn Progress) -> Result<Rep
                 .filter(|c| c.spec.paper == study.id && c.spec.figure == fig.id)
                 // Only values in the plotted unit can be drawn on the plot.
                 .filter(|c| axis_unit(fig.y_label).is_some_and(|u| u == c.spec.unit || u.ends_with(&format!(" {}", c.spec.unit))))
+                .filter(|c| !computed.get(c.spec.id.as_str()).is_some_and(|k| k.mark_hidden))
                 .filter_map(|c| match &c.spec.published {
                     Some(ClaimValue::Number(y)) => Some(Mark {
                         // Named by the claim's description: the key under the plot shows it.
                         label: format!("{}: {} published", c.spec.description.trim_end_matches('.'), fmt_value(*y, &c.spec.unit)),
                         claim_id: c.spec.id.clone(),
                         x: computed.get(c.spec.id.as_str()).and_then(|k| k.mark_x),
-                        y: *y,
+                        y: *y + computed.get(c.spec.id.as_str()).and_then(|k| k.mark_base).unwrap_or(0.0),
                     }),
                     _ => None,
                 })

@@ -4,7 +4,7 @@
 //! PVFS figures (fig8-10) in `pvfs.rs`.
 
 use crate::catalog::StudyDef;
-use crate::claimcalc::{boolean, num, peak_over, series, smallest, Computed, FigureResults};
+use crate::claimcalc::{boolean, num, num_over, peak_over, series, smallest, Computed, FigureResults};
 use interlab_report::Scale;
 
 macro_rules! fig {
@@ -47,7 +47,7 @@ fn claims(r: &FigureResults) -> Vec<Computed> {
         move || {
             let s = series(r, "fig2b", label)?;
             let (one, seven) = (s.at(1).ok_or("no 1-client point")?, s.at(7).ok_or("no 7-client point")?);
-            Ok((seven - one, format!("`{label}`: {one:.1} us with 1 client, {seven:.1} us with 7"), None))
+            Ok((seven - one, format!("`{label}`: {one:.1} us with 1 client, {seven:.1} us with 7"), Some(7.0), one))
         }
     };
     vec![
@@ -63,8 +63,8 @@ fn claims(r: &FigureResults) -> Vec<Computed> {
         num("sdp.bw.ipoib", || peak_over(r, "fig1b", &["IPoIB"])),
         num("sdp.ms.sdp", || peak_over(r, "fig2a", &["SDP 2 streams", "SDP 4 streams"])),
         num("sdp.ms.ipoib", || peak_over(r, "fig2a", &["IPoIB 2 streams", "IPoIB 4 streams"])),
-        num("sdp.hot.sdp_increase", rise("SDP")),
-        num("sdp.hot.ipoib_increase", rise("IPoIB")),
+        num_over("sdp.hot.sdp_increase", rise("SDP")),
+        num_over("sdp.hot.ipoib_increase", rise("IPoIB")),
         num("sdp.fanin.sdp", || peak_over(r, "fig3a", &["SDP"])),
         num("sdp.fanin.ipoib", || peak_over(r, "fig3a", &["IPoIB"])),
         num("sdp.fanout.sdp", || peak_over(r, "fig3b", &["SDP"])),
@@ -83,9 +83,9 @@ fn claims(r: &FigureResults) -> Vec<Computed> {
             }
             Ok((ok, notes.join("; ")))
         }),
-        num("sdp.conn.sdp_extra", || {
+        num_over("sdp.conn.sdp_extra", || {
             let (i, d) = (series(r, "fig7", "IPoIB")?.max(), series(r, "fig7", "SDP")?.max());
-            Ok((d - i, format!("SDP {d:.0} us - IPoIB {i:.0} us"), None))
+            Ok((d - i, format!("SDP {d:.0} us - IPoIB {i:.0} us"), None, i))
         }),
         num("sdp.lat.vapi_sr", || smallest(series(r, "fig1a", "VAPI send/receive")?)),
         num("sdp.lat.vapi_rdma", || smallest(series(r, "fig1a", "VAPI RDMA write")?)),
