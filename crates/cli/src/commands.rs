@@ -2,7 +2,8 @@
 
 use crate::conv::{self, say_err, CmdResult, Dest, Fail};
 use indicatif::{ProgressBar, ProgressStyle};
-use interlab_experiment::{parse_experiment, point_count, run_experiment, write_records, XAxis};
+use interlab_experiment::live::{run_live, LiveTarget};
+use interlab_experiment::{parse_experiment, point_count, run_experiment, write_records, Engine, SeriesResult, XAxis};
 use interlab_model::{Ports, Profile, Service, VerbsSetup};
 use interlab_patterns::{Op, PatternKind, PatternSpec};
 use interlab_report::{render_svg, Figure, Scale, Series};
@@ -84,8 +85,48 @@ pub fn reproduce(studies: Vec<String>, out: PathBuf, claims: Option<PathBuf>, js
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn run(spec: &Path, out: &Path, dry_run: bool, json: Option<&Path>, csv: Option<&Path>, quiet: bool) -> CmdResult {
-    let (json, csv) = (Dest::from_flag(json), Dest::from_flag(csv));
+/// `interlab run`.
+#[derive(clap::Args)]
+pub struct RunArgs {
+    /// The experiment spec.
+    spec: PathBuf,
+    /// Output directory.
+    #[arg(long, default_value = "interlab-run")]
+    out: PathBuf,
+    /// model | live | both (default: the spec's `engine`, else model).
+    #[arg(long)]
+    engine: Option<String>,
+    /// Live: daemon(s) running `interlab serve`, HOST[:PORT]; repeat for several (default: the
+    /// spec's `[live] peers`).
+    #[arg(long = "peer", value_name = "HOST[:PORT]")]
+    peers: Vec<String>,
+    /// Live: the daemons' shared secret. Visible to every local user in `ps`: prefer
+    /// --auth-token-file or INTERLAB_AUTH_TOKEN.
+    #[arg(long, value_name = "TOKEN")]
+    auth_token: Option<String>,
+    /// Live: read the shared secret from this file (else from INTERLAB_AUTH_TOKEN).
+    #[arg(long, value_name = "FILE", conflicts_with = "auth_token")]
+    auth_token_file: Option<PathBuf>,
+    /// Live: time to wait for a daemon to answer a connection.
+    #[arg(long, default_value = "5s", value_name = "DURATION", value_parser = conv::positive_duration)]
+    connect_timeout: std::time::Duration,
+    /// Check the spec and list every key that shapes each series, without running it.
+    #[arg(long)]
+    dry_run: bool,
+    /// Also the records as JSON Lines, to FILE or (without one, or `-`) to standard output.
+    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
+    json: Option<PathBuf>,
+    /// Also the records as CSV, to FILE or (without one, or `-`) to standard output.
+    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
+    csv: Option<PathBuf>,
+    /// No progress bar.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+pub fn run(a: RunArgs) -> CmdResult {
+    let (spec, out) = (a.spec.as_path(), a.out.as_path());
+    let (json, csv) = (Dest::from_flag(a.json.as_deref()), Dest::from_flag(a.csv.as_deref()));
     if json == Some(Dest::Stdout) && csv == Some(Dest::Stdout) {
         return Err("--json and --csv both to standard output: give one of them a FILE".into());
     }
@@ -97,23 +138,72 @@ pub fn run(spec: &Path, out: &Path, dry_run: bool, json: Option<&Path>, csv: Opt
     let text = std::fs::read_to_string(spec).map_err(|e| format!("{}: cannot read spec: {e}", spec.display()))?;
     let name = spec.display().to_string();
     let exp = parse_experiment(&name, &text, spec.parent()).map_err(|e| e.to_string())?;
-    if dry_run {
-        println!("{}: experiment `{}`, {} series, {} points", name, exp.name, exp.series.len(), point_count(&exp));
+    let engine = match &a.engine {
+        None => exp.engine,
+        Some(e) => Engine::from_name(e).ok_or_else(|| format!("--engine {e}: expected one of {}", Engine::NAMES.join(", ")))?,
+    };
+    let target = match engine {
+        Engine::Model => None,
+        Engine::Live | Engine::Both => {
+            let token = crate::live_cmd::token(&a.auth_token, &a.auth_token_file)?;
+            let t = LiveTarget::new(&exp, &a.peers, token, a.connect_timeout)?;
+            // Everything the live engine cannot run is refused before anything runs.
+            interlab_experiment::live::live_points(&exp, &t)?;
+            Some(t)
+        }
+    };
+    if a.dry_run {
+        say!("{}: experiment `{}`, {} series, {} points, engine {}", name, exp.name, exp.series.len(), point_count(&exp), Engine::NAMES[engine as usize]);
         for s in &exp.series {
-            println!("  series `{}` ({} points):", s.label, s.points().len());
+            say!("  series `{}` ({} points):", s.label, s.points().len());
             for (k, v) in s.describe() {
-                println!("    {k:<18} {v}");
+                say!("    {k:<18} {v}");
             }
+        }
+        if let Some(t) = &target {
+            say!("  live: {} over {}", t.peers.iter().map(|p| p.label.as_str()).collect::<Vec<_>>().join(", "), t.transport.name());
         }
         return Ok(ExitCode::SUCCESS);
     }
-    let bar = Bar::new(quiet);
-    bar.start(point_count(&exp));
-    bar.message(&exp.name);
-    let tick = || bar.tick();
-    let series = run_experiment(&exp, &tick)?;
+    let bar = Bar::new(a.quiet);
+    let mut series: Vec<SeriesResult> = Vec::new();
+    let mut records: Vec<interlab_patterns::ResultRecord> = Vec::new();
+    if engine != Engine::Live {
+        bar.start(point_count(&exp));
+        bar.message(&exp.name);
+        let tick = || bar.tick();
+        let model = run_experiment(&exp, &tick).map_err(Fail::Run)?;
+        records.extend(model.iter().flat_map(|s| s.records.iter().cloned()));
+        series.extend(model);
+    }
+    let mut live_failed = Vec::new();
+    if let Some(t) = &target {
+        bar.0.reset();
+        bar.start(point_count(&exp));
+        let tick = |what: &str| {
+            bar.message(&format!("live: {what}"));
+            bar.tick();
+        };
+        let live = run_live(&exp, t, &tick).map_err(Fail::Run)?;
+        records.extend(live.records.iter().map(|r| r.record.clone()));
+        std::fs::create_dir_all(out).map_err(|e| format!("{}: cannot create directory: {e}", out.display()))?;
+        let details = out.join("live.jsonl");
+        let text: String = live.records.iter().map(|r| interlab_live::record::to_json_line(r) + "\n").collect();
+        std::fs::write(&details, text).map_err(|e| format!("{}: {e}", details.display()))?;
+        live_failed = live.errors;
+        if engine == Engine::Both {
+            for (m, l) in series.iter_mut().zip(&live.series) {
+                m.label = format!("{} (model)", l.label);
+            }
+            series.extend(live.series.into_iter().map(|mut l| {
+                l.label = format!("{} (live)", l.label);
+                l
+            }));
+        } else {
+            series = live.series;
+        }
+    }
     bar.finish();
-    let records: Vec<_> = series.iter().flat_map(|s| s.records.iter().cloned()).collect();
     write_records(out, &records)?;
     if let Some(j) = &json {
         let text: String = records.iter().map(|r| serde_json::to_string(r).map(|l| l + "\n")).collect::<Result<_, _>>().map_err(|e| Fail::Run(e.to_string()))?;
@@ -127,14 +217,15 @@ pub fn run(spec: &Path, out: &Path, dry_run: bool, json: Option<&Path>, csv: Opt
         }
         c.write("csv", &text)?;
     }
-    // A table: one row per x (size, distance, clients or streams), one column per series.
-    let mut sizes: Vec<u64> = series.iter().flat_map(|s| s.points.iter().map(|p| p.0)).collect();
-    sizes.sort_unstable();
-    sizes.dedup();
-    let unit = series.first().map(|s| s.unit.clone()).unwrap_or_default();
+    // A table: one row per x (size, distance, clients or streams), one column per series;
+    // with both engines, the live/model ratio after each pair.
+    let mut xs: Vec<u64> = series.iter().flat_map(|s| s.points.iter().map(|p| p.0)).collect();
+    xs.sort_unstable();
+    xs.dedup();
+    let unit = series.iter().find(|s| !s.unit.is_empty()).map(|s| s.unit.clone()).unwrap_or_default();
     let x_axis = series.first().map_or(XAxis::Size, |s| s.x_axis);
     if series.iter().any(|s| s.x_axis != x_axis) {
-        eprintln!("note: the series sweep different things (sizes, distances, clients, streams); the table and figure use the first series' x");
+        say_err("note: the series sweep different things (sizes, distances, clients, streams); the table and figure use the first series' x");
     }
     let (x_column, x_label, x_scale) = match x_axis {
         XAxis::Size => ("bytes", "Message size (bytes)", Scale::Log2),
@@ -142,17 +233,32 @@ pub fn run(spec: &Path, out: &Path, dry_run: bool, json: Option<&Path>, csv: Opt
         XAxis::Clients => ("clients", "Client nodes", Scale::Linear),
         XAxis::Processes => ("streams", "Streams (process pairs) per node", Scale::Linear),
     };
+    let n = exp.series.len();
+    let both = engine == Engine::Both;
     let mut line = format!("{x_column:>10}");
     for s in &series {
         line.push_str(&format!("  {:>18}", s.label));
     }
+    if both {
+        for s in &exp.series {
+            line.push_str(&format!("  {:>18}", format!("{} live/model", s.label)));
+        }
+    }
     say!("{line}   ({unit})");
-    for z in &sizes {
+    for z in &xs {
         let mut line = format!("{z:>10}");
         for s in &series {
             match s.at(*z) {
                 Some(v) => line.push_str(&format!("  {v:>18.2}")),
                 None => line.push_str(&format!("  {:>18}", "-")),
+            }
+        }
+        if both {
+            for i in 0..n {
+                match (series[i].at(*z), series[n + i].at(*z)) {
+                    (Some(m), Some(l)) if m != 0.0 => line.push_str(&format!("  {:>18.3}", l / m)),
+                    _ => line.push_str(&format!("  {:>18}", "-")),
+                }
             }
         }
         say!("{line}");
@@ -165,13 +271,23 @@ pub fn run(spec: &Path, out: &Path, dry_run: bool, json: Option<&Path>, csv: Opt
         y_label: if unit == "us" { "Latency (us)".into() } else { format!("Bandwidth ({unit})") },
         x_scale,
         y_scale: Scale::Linear,
-        series: series.iter().map(|s| Series { label: s.label.clone(), points: s.points.iter().map(|&(x, y)| (x as f64, y)).collect(), dashed: false }).collect(),
+        series: series
+            .iter()
+            .enumerate()
+            .map(|(i, s)| Series { label: s.label.clone(), points: s.points.iter().map(|&(x, y)| (x as f64, y)).collect(), dashed: both && i < n })
+            .collect(),
         marks: vec![],
         caption: exp.description.clone(),
     };
     let svg = out.join(format!("{}.svg", fig.id));
     std::fs::write(&svg, render_svg(&fig)).map_err(|e| format!("{}: {e}", svg.display()))?;
     say!("wrote {}, {}, {}", out.join("results.jsonl").display(), out.join("results.csv").display(), svg.display());
+    if !live_failed.is_empty() {
+        for e in &live_failed {
+            say_err(&format!("interlab run: live point failed: {e}"));
+        }
+        return Err(Fail::Run(format!("{} live point(s) failed (their error records are in {})", live_failed.len(), out.join("live.jsonl").display())));
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -141,7 +141,7 @@ pub struct CompareArgs {
     rounds: Option<u32>,
 }
 
-fn token(text: &Option<String>, file: &Option<PathBuf>) -> Result<Option<Token>, String> {
+pub(crate) fn token(text: &Option<String>, file: &Option<PathBuf>) -> Result<Option<Token>, String> {
     match (text, file) {
         (Some(t), _) => Token::new(t).map(Some).map_err(|e| format!("--auth-token: {e}")),
         (None, Some(f)) => Token::from_file(f).map(Some),

@@ -39,26 +39,9 @@ enum Cmd {
         #[arg(long, short)]
         quiet: bool,
     },
-    /// Run an experiment spec (TOML) and write results.jsonl, results.csv and a figure.
-    Run {
-        /// The experiment spec.
-        spec: PathBuf,
-        /// Output directory.
-        #[arg(long, default_value = "interlab-run")]
-        out: PathBuf,
-        /// Check the spec and list every key that shapes each series, without running it.
-        #[arg(long)]
-        dry_run: bool,
-        /// Also the records as JSON Lines, to FILE or (without one, or `-`) to standard output.
-        #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
-        json: Option<PathBuf>,
-        /// Also the records as CSV, to FILE or (without one, or `-`) to standard output.
-        #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
-        csv: Option<PathBuf>,
-        /// No progress bar.
-        #[arg(long, short)]
-        quiet: bool,
-    },
+    /// Run an experiment spec (TOML) in the model, live against `interlab serve` daemons, or
+    /// both side by side; write results.jsonl, results.csv and a figure.
+    Run(Box<commands::RunArgs>),
     /// Benchmarks that print their figures.
     Bench {
         #[command(subcommand)]
@@ -138,7 +121,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let r = match cli.cmd {
         Cmd::Reproduce { studies, out, claims, json, quiet } => commands::reproduce(studies, out, claims, json.as_deref(), quiet),
-        Cmd::Run { spec, out, dry_run, json, csv, quiet } => commands::run(&spec, &out, dry_run, json.as_deref(), csv.as_deref(), quiet),
+        Cmd::Run(a) => commands::run(*a),
         Cmd::Bench { what: BenchWhat::Kernel { events, pending, json } } => commands::bench_kernel(events, pending, json.as_deref()),
         Cmd::Bench { what: BenchWhat::Compare(a) } => live_cmd::bench_compare(a),
         Cmd::Bench { what: BenchWhat::Model { bytes, json } } => commands::bench_model(bytes, json.as_deref()),

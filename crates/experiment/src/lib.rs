@@ -5,11 +5,12 @@
 //! each). Running it yields one [`SeriesResult`] per series and one tidy
 //! [`ResultRecord`](interlab_patterns::ResultRecord) per point.
 
+pub mod live;
 mod run;
 mod spec;
 
 pub use run::{point_count, run_experiment, write_records, SeriesResult};
-pub use spec::{parse_experiment, Engine, Experiment, PointSpec, SeriesSpec, XAxis};
+pub use spec::{parse_experiment, Engine, Experiment, LiveSpec, PointSpec, SeriesSpec, XAxis};
 
 /// Version string stamped on every record.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

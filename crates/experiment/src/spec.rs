@@ -12,6 +12,36 @@ use std::sync::Arc;
 pub enum Engine {
     /// The discrete-event model.
     Model,
+    /// Real sockets against `interlab serve` daemons ([`LiveSpec`]).
+    Live,
+    /// Both, laid side by side.
+    Both,
+}
+
+impl Engine {
+    /// Spec and command-line names.
+    pub const NAMES: [&'static str; 3] = ["model", "live", "both"];
+
+    /// From `model`, `live` or `both`.
+    pub fn from_name(s: &str) -> Option<Engine> {
+        match s {
+            "model" => Some(Engine::Model),
+            "live" => Some(Engine::Live),
+            "both" => Some(Engine::Both),
+            _ => None,
+        }
+    }
+}
+
+/// The `[live]` table: where and how the live engine measures.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LiveSpec {
+    /// Daemons, `HOST[:PORT]` (`interlab serve`); the command line's `--peer` overrides.
+    pub peers: Vec<String>,
+    /// `tcp`, `udp` or `unix` (default tcp).
+    pub transport: String,
+    /// Measured time of each time-bounded (streaming) point, seconds (default 2).
+    pub time_s: Option<f64>,
 }
 
 /// One curve: a profile, a set-up, a pattern and its sizes.
@@ -202,6 +232,8 @@ pub struct Experiment {
     /// Free text shown under the figure.
     pub description: String,
     pub series: Vec<SeriesSpec>,
+    /// The `[live]` table (empty when absent).
+    pub live: LiveSpec,
 }
 
 const SERIES_KEYS: &[&str] = &[
@@ -431,7 +463,7 @@ fn load_profile(name: &str, base: Option<&Path>) -> Result<Profile, ParamError> 
 }
 
 /// Top-level tables of an experiment spec.
-const TOP_KEYS: &[&str] = &["experiment", "pattern", "transport", "series"];
+const TOP_KEYS: &[&str] = &["experiment", "pattern", "transport", "series", "live"];
 
 /// Specs of other kinds, by their top-level table, and the command that runs each.
 const OTHER_KINDS: &[(&str, &str, &str)] = &[
@@ -471,9 +503,7 @@ pub fn parse_experiment(file: &str, text: &str, base: Option<&Path>) -> Result<E
     let mut top = Table::new(file, "", &root);
     let mut e = top.table("experiment")?;
     let name = e.string("name")?.to_string();
-    // Only the model runs specs so far; `interlab live` takes its patterns from the command line.
-    e.choice("engine", &["model"], Some("model"))?;
-    let engine = Engine::Model;
+    let engine = Engine::from_name(&e.choice("engine", &Engine::NAMES, Some("model"))?).expect("choice checked");
     let seed = e.int_or("seed", 1, 0)?;
     let description = e.opt_string("description")?.unwrap_or("").to_string();
     // Defaults for every series: the [pattern] and [transport] tables and `profile`.
@@ -523,8 +553,46 @@ pub fn parse_experiment(file: &str, text: &str, base: Option<&Path>) -> Result<E
             return Err(ParamError { file: file.into(), key: "series".into(), message: format!("expected [[series]] tables, found {}", other.type_str()) })
         }
     }
+    let live = match top.opt_table("live")? {
+        None => LiveSpec::default(),
+        Some(mut t) => {
+            let peers = match t.value("peers") {
+                None => vec![],
+                Some(toml::Value::String(p)) => vec![p.clone()],
+                Some(toml::Value::Array(a)) => {
+                    let mut v = Vec::new();
+                    for x in a {
+                        match x {
+                            toml::Value::String(p) if !p.trim().is_empty() => v.push(p.clone()),
+                            other => return Err(t.err("peers", format!("expected daemon addresses \"HOST[:PORT]\", found {other}"))),
+                        }
+                    }
+                    v
+                }
+                Some(other) => return Err(t.err("peers", format!("expected a list of \"HOST[:PORT]\", found {}", other.type_str()))),
+            };
+            let transport = t.choice("transport", &["tcp", "udp", "unix"], Some("tcp"))?;
+            let time_s = match t.value("time") {
+                None => None,
+                Some(toml::Value::String(d)) => {
+                    let d = interlab_patterns::parse_duration(d).map_err(|m| t.err("time", m))?;
+                    Some(d.as_secs_f64())
+                }
+                Some(toml::Value::Integer(i)) => Some(*i as f64),
+                Some(toml::Value::Float(f)) => Some(*f),
+                Some(other) => return Err(t.err("time", format!("expected a duration like \"3s\", found {}", other.type_str()))),
+            };
+            if let Some(x) = time_s {
+                if !(x > 0.0 && x <= 86_400.0) {
+                    return Err(t.err("time", format!("{x} s is out of range (more than 0, at most 86400 s)")));
+                }
+            }
+            t.finish()?;
+            LiveSpec { peers, transport, time_s }
+        }
+    };
     top.finish()?;
-    Ok(Experiment { name, file: file.to_string(), engine, seed, description, series })
+    Ok(Experiment { name, file: file.to_string(), engine, seed, description, series, live })
 }
 
 #[cfg(test)]
