@@ -136,14 +136,9 @@ pub fn live_points(exp: &Experiment, target: &LiveTarget) -> Result<Vec<(usize, 
     Ok(v)
 }
 
-/// The x of a point on its series' axis.
+/// The x of a point on its series' axis (as the model's series hold it).
 fn x_of(axis: XAxis, pt: &PointSpec) -> u64 {
-    match axis {
-        XAxis::Size => pt.size,
-        XAxis::Distance => pt.miles.unwrap_or(0.0).round() as u64,
-        XAxis::Clients => pt.clients as u64,
-        XAxis::Processes => pt.procs as u64,
-    }
+    pt.x(axis).round() as u64
 }
 
 /// What a live run gives: the series (as the model's) and every extended record.
@@ -178,15 +173,7 @@ pub fn run_live(exp: &Experiment, target: &LiveTarget, tick: &dyn Fn(&str)) -> R
         r.record.processes = pt.procs;
         // The model's server is the node that serves the pattern: live, the daemon's host.
         r.record.server_cpu_percent = r.live.cpu_remote.as_ref().map(|c| c.system_pct);
-        if s.x_axis() != XAxis::Size {
-            let (name, value) = match s.x_axis() {
-                XAxis::Clients => ("clients", pt.clients as f64),
-                XAxis::Processes => ("processes", pt.procs as f64),
-                _ => ("distance_miles", pt.miles.unwrap_or(0.0)),
-            };
-            r.record.x_name = Some(name.to_string());
-            r.record.x_value = Some(value);
-        }
+        pt.mark_sweep(s.x_axis(), &mut r.record);
         let sr = &mut series[*i];
         sr.unit = r.record.unit.clone();
         if let Some(e) = out.error {

@@ -123,12 +123,7 @@ pub fn run_experiment(exp: &Experiment, tick: &(dyn Fn() + Sync)) -> Result<Vec<
         let (i, pt, p) = r.map_err(|(label, size, e)| format!("{}: series `{label}`, size {size} B: {e}", exp.file))?;
         let s = &exp.series[i];
         let spec = s.pattern_at(pt.size);
-        let x = match out[i].x_axis {
-            XAxis::Size => pt.size,
-            XAxis::Distance => pt.miles.unwrap_or(0.0).round() as u64,
-            XAxis::Clients => pt.clients as u64,
-            XAxis::Processes => pt.procs as u64,
-        };
+        let x = pt.x(out[i].x_axis).round() as u64;
         let mut p = p;
         let part = match s.measure {
             Measure::Total | Measure::Connect => None,
@@ -145,6 +140,7 @@ pub fn run_experiment(exp: &Experiment, tick: &(dyn Fn() + Sync)) -> Result<Vec<
         let mut rec = record(exp, s, &spec, pt.miles, &p);
         rec.clients = (pt.clients > 1).then_some(pt.clients);
         rec.processes = pt.procs;
+        pt.mark_sweep(out[i].x_axis, &mut rec);
         out[i].records.push(rec);
     }
     Ok(out)

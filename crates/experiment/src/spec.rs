@@ -110,6 +110,19 @@ pub enum XAxis {
     Processes,
 }
 
+impl XAxis {
+    /// The record field naming this variable (`x_name` of records of non-size sweeps), with
+    /// its unit in the name as every record field has.
+    pub fn record_name(self) -> &'static str {
+        match self {
+            XAxis::Size => "size_bytes",
+            XAxis::Distance => "distance_miles",
+            XAxis::Clients => "clients",
+            XAxis::Processes => "processes",
+        }
+    }
+}
+
 /// One point of a series: the coordinates that vary.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PointSpec {
@@ -117,6 +130,27 @@ pub struct PointSpec {
     pub miles: Option<f64>,
     pub clients: u32,
     pub procs: u32,
+}
+
+impl PointSpec {
+    /// This point's value of the swept variable `axis` (bytes, miles, clients, processes).
+    pub fn x(&self, axis: XAxis) -> f64 {
+        match axis {
+            XAxis::Size => self.size as f64,
+            XAxis::Distance => self.miles.unwrap_or(0.0),
+            XAxis::Clients => self.clients as f64,
+            XAxis::Processes => self.procs as f64,
+        }
+    }
+
+    /// Marks `r` with the swept variable when it is not the message size (which every
+    /// record carries as `size_bytes`): `x_name` and `x_value`.
+    pub fn mark_sweep(&self, axis: XAxis, r: &mut interlab_patterns::ResultRecord) {
+        if axis != XAxis::Size {
+            r.x_name = Some(axis.record_name().to_string());
+            r.x_value = Some(self.x(axis));
+        }
+    }
 }
 
 impl SeriesSpec {
