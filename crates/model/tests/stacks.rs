@@ -266,3 +266,41 @@ fn sdp_receiver_polling_in_recv_takes_the_interrupt_and_wakeup_out_of_latency() 
     assert_eq!(bp.bytes_sent, bp.bytes_received);
     assert!(bp.value >= bs.value * 0.99, "polling {:.0} vs sleeping {:.0} MB/s", bp.value, bs.value);
 }
+
+#[test]
+fn a_receive_copy_out_of_dma_written_buffers_is_never_faster() {
+    // Without cache injection the adapter's writes leave the received data in memory: the
+    // copy out reads its source from there even when the message would fit the cache.
+    // (Off in the r805 profile: see docs/model.md, "Eight streams", tried and not kept.)
+    let p = Profile::load("r805-connectx-ddr").unwrap();
+    assert!(!p.stack.as_ref().unwrap().dma_writes_memory);
+    let mut dma = p.clone();
+    dma.stack.as_mut().unwrap().dma_writes_memory = true;
+    for stack in [SockStack::sdp_bc(), ud(true, true)] {
+        let (cached, uncached) = (run_on(p.clone(), stack, PatternKind::Latency, 65536, 1), run_on(dma.clone(), stack, PatternKind::Latency, 65536, 1));
+        assert!(uncached.value > cached.value, "{}: {:.1} us from memory vs {:.1} us cached", stack.describe(), uncached.value, cached.value);
+    }
+    // A message far beyond the cache is copied from memory either way.
+    let st = dma.stack.as_ref().unwrap();
+    let big = 4 * st.cache_bytes;
+    assert_eq!(st.rx_copy_ps(big, big), p.stack.as_ref().unwrap().copy_ps(big, big));
+}
+
+#[test]
+fn releasing_ipoib_buffers_in_the_receiving_process_relieves_the_interrupt_core() {
+    // Moving part of the per-datagram receive cost from the interrupt core to the process
+    // that copies the data out keeps a one-packet message's latency (both are on its path)
+    // and lets eight streams, whose processes run on eight cores, carry more.
+    // (Off in the r805 profile: see docs/model.md, "Eight streams", tried and not kept.)
+    let p = Profile::load("r805-connectx-ddr").unwrap();
+    assert_eq!(p.stack.as_ref().unwrap().ipoib_rx_free_ns, 0.0);
+    let mut split = p.clone();
+    let st = split.stack.as_mut().unwrap();
+    st.ipoib_rx_ns -= 1000.0;
+    st.ipoib_rx_free_ns = 1000.0;
+    let (a, b) = (run_on(p.clone(), ud(true, true), PatternKind::Latency, 1, 1), run_on(split.clone(), ud(true, true), PatternKind::Latency, 1, 1));
+    assert!((a.value - b.value).abs() < 0.01 * a.value, "latency {:.2} us vs {:.2} us split", a.value, b.value);
+    let (a, b) = (run_on(p, ud(true, true), PatternKind::Bandwidth, 65536, 8), run_on(split, ud(true, true), PatternKind::Bandwidth, 65536, 8));
+    assert!(b.value > a.value * 1.2, "8 streams: {:.0} MB/s split vs {:.0} on the interrupt core", b.value, a.value);
+    assert_eq!(b.bytes_sent, b.bytes_received);
+}

@@ -361,7 +361,15 @@ impl Node {
                 // cache) into the user's buffer.
                 let buf = n.app_buffer(size);
                 let traffic = crate::hw::memory::copy_traffic(new, 1.0, st.miss(buf), true);
-                c = n.copy_end(c, st.copy_ps(new, buf), traffic);
+                c = n.copy_end(c, st.rx_copy_ps(new, buf), traffic);
+                // IPoIB: every datagram (connected-mode packet) is its own socket buffer,
+                // released by the process once copied (tcp_recvmsg: sk_eat_skb; an LRO
+                // aggregate's chained datagrams in skb_drop_fraglist).
+                let kind = n.sock_end(chan).stack.kind;
+                if st.ipoib_rx_free_ns > 0.0 && matches!(kind, SockKind::IpoibUd | SockKind::IpoibRc) {
+                    let mss = if kind == SockKind::IpoibUd { st.ipoib_mtu_bytes } else { st.ipoib_cm_mtu_bytes } - st.ip_header_bytes;
+                    c += new.div_ceil(mss) * ns(st.ipoib_rx_free_ns);
+                }
             }
             let end = n.sock_end(chan);
             end.delivered += new;

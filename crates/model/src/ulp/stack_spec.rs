@@ -56,8 +56,17 @@ pub struct StackSpec {
     pub tcp_ack_rx_ns: f64,
     /// IPoIB driver work per IP packet (or LSO work request) sent, ns.
     pub ipoib_tx_ns: f64,
-    /// IPoIB driver work per IB datagram (or connected-mode IP packet) received, ns.
+    /// IPoIB driver work per IB datagram (or connected-mode IP packet) received, in the
+    /// interrupt context, ns.
     pub ipoib_rx_ns: f64,
+    /// IPoIB receive work per datagram (or connected-mode IP packet) paid by the process
+    /// that copies the data out: each datagram is its own socket buffer (with LRO chained
+    /// into the aggregate), released after the copy. Optional, default 0 ns.
+    pub ipoib_rx_free_ns: f64,
+    /// The adapter's DMA writes go to memory and invalidate cached lines (no cache
+    /// injection): a receive copy finds its source beyond the cache whatever the message
+    /// size. Optional, default off (the source is cached when the working set fits).
+    pub dma_writes_memory: bool,
     /// Receive interrupt coalescing on IPoIB, us (0: an interrupt per completion when idle).
     pub ipoib_rx_usecs: f64,
     /// IPoIB datagram-mode MTU, bytes.
@@ -130,6 +139,8 @@ impl StackSpec {
             tcp_ack_rx_ns: t.param("tcp_ack_rx_ns", "ns")?,
             ipoib_tx_ns: t.param("ipoib_tx_ns", "ns")?,
             ipoib_rx_ns: t.param("ipoib_rx_ns", "ns")?,
+            ipoib_rx_free_ns: if t.has("ipoib_rx_free_ns") { t.param("ipoib_rx_free_ns", "ns")? } else { 0.0 },
+            dma_writes_memory: t.has("dma_writes_memory") && t.param_u64("dma_writes_memory", "flag", 0)? != 0,
             ipoib_rx_usecs: t.param("ipoib_rx_usecs", "us")?,
             ipoib_mtu_bytes: t.param_u64("ipoib_mtu_bytes", "bytes", 256)?,
             ipoib_cm_mtu_bytes: t.param_u64("ipoib_cm_mtu_bytes", "bytes", 256)?,
@@ -168,6 +179,25 @@ impl StackSpec {
         let miss = self.miss(msg_bytes);
         let us_per_byte = (1.0 - miss) / self.copy_mbytes_per_s + miss / self.mem_copy_mbytes_per_s;
         (bytes as f64 * us_per_byte * 1e6).round() as Time
+    }
+
+    /// Picoseconds to copy `bytes` of a received message of `msg_bytes` out of the buffers
+    /// the adapter wrote: with `dma_writes_memory` the source half of the working set is
+    /// never in the cache, so at least half of it is copied at memory speed.
+    pub fn rx_copy_ps(&self, bytes: u64, msg_bytes: u64) -> Time {
+        let miss = self.rx_miss(msg_bytes);
+        let us_per_byte = (1.0 - miss) / self.copy_mbytes_per_s + miss / self.mem_copy_mbytes_per_s;
+        (bytes as f64 * us_per_byte * 1e6).round() as Time
+    }
+
+    /// The part of a received message's copy working set beyond the cache, 0 to 1.
+    pub fn rx_miss(&self, msg_bytes: u64) -> f64 {
+        let miss = self.miss(msg_bytes);
+        if self.dma_writes_memory {
+            miss.max(0.5)
+        } else {
+            miss
+        }
     }
 
     /// The part of a message of `msg_bytes` a copy finds beyond the cache (its working set is
