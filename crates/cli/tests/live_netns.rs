@@ -55,3 +55,35 @@ fn tbf_and_htb_rate_limits_are_measured_within_ten_percent() {
     eprintln!("HTB 200 Mbit/s: interlab multi-stream (2) measured {got:.1} Mbit/s");
     assert!((got / rate - 1.0).abs() <= 0.10, "HTB {rate} Mbit/s: measured {got:.1} Mbit/s");
 }
+
+/// One spec, both engines, across namespaces: `interlab run --engine both` measures the
+/// daemon in namespace b from namespace a over a 200 Mbit/s TBF, beside the model.
+#[test]
+fn one_spec_runs_live_and_in_the_model_across_namespaces() {
+    let Some(p) = Pair::new(2) else { return };
+    p.tc(&["qdisc", "add", "dev", &p.va, "root", "tbf", "rate", "200mbit", "burst", "64kb", "latency", "50ms"]);
+    let _d = serve(&p);
+    let dir = std::env::temp_dir().join(format!("interlab-netns-engines-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let spec = dir.join("stream.toml");
+    std::fs::write(
+        &spec,
+        "[experiment]\nname = \"netns-stream\"\nprofile = \"r805-connectx-ddr\"\nengine = \"both\"\n\
+         [pattern]\nkind = \"bandwidth\"\nop = \"send\"\nsizes = \"64K\"\nwindow_bytes = 1048576\n\
+         [[series]]\nlabel = \"TCP\"\nsocket = \"eth\"\n[live]\ntime = \"1.5s\"\n",
+    )
+    .unwrap();
+    let out = dir.join("out");
+    let o = p
+        .exec(&p.a, &["run", spec.to_str().unwrap(), "--peer", &p.server_ip(), "--auth-token", TOKEN, "--out", out.to_str().unwrap(), "-q"])
+        .output()
+        .expect("run runs");
+    assert!(o.status.success(), "{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    let recs: Vec<serde_json::Value> = std::fs::read_to_string(out.join("results.jsonl")).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(recs.len(), 2, "one model and one live point");
+    let live = recs.iter().find(|r| r["engine"] == "live").expect("a live record");
+    let mbit = live["value"].as_f64().unwrap() * 8.0;
+    eprintln!("run --engine both over TBF 200 Mbit/s: live {mbit:.1} Mbit/s");
+    assert!((mbit / 200.0 - 1.0).abs() <= 0.10, "live stream over a 200 Mbit/s TBF: {mbit:.1} Mbit/s");
+    let _ = std::fs::remove_dir_all(&dir);
+}
