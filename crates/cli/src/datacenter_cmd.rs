@@ -201,7 +201,7 @@ pub fn run(cmd: DcCmd) -> CmdResult {
 }
 
 fn replay_cmd(a: ReplayArgs) -> CmdResult {
-    use interlab_datacenter::replay::{CostCache, DcSpec, InteractionTable, Kind};
+    use interlab_replay::{CostCache, DcSpec, InteractionTable, Kind};
     use interlab_datacenter::tpcw::Interaction;
     let json_dest = Dest::from_flag(a.json.as_deref());
     if let Some(j) = &json_dest {

@@ -1,13 +1,13 @@
 //! interlab data center, live half: a three-tier TPC-W bookstore and its browser emulator.
+//! (The model replay is crate `interlab-replay`; what both share is `interlab-tpcw`.)
 //!
-//! * [`tpcw`]: the 14 interactions, the three mixes' CBMGs, scaling rules, NURand, think time.
+//! * [`tpcw`], [`trace`], [`wc98`]: re-exported from `interlab-tpcw`.
 //! * [`db`]: SQLite / PostgreSQL storage, schema, the named queries and transactions.
 //! * [`populate`]: deterministic population by the TPC-W scaling rules.
 //! * [`dbtier`], [`apptier`], [`webtier`]: the three tiers; [`serve`] runs one or all.
 //! * [`wire`]: TCP / Unix transport and the framed protocol between tiers; [`http`]: HTTP/1.1.
 //! * [`pages`]: the HTML; [`image`]: the deterministic PNG images.
 //! * [`rbe`]: the remote browser emulator (`drive`); [`htmlscan`]: what it reads from pages.
-//! * [`trace`]: per-interaction, per-tier CPU and message traces (JSON Lines, versioned).
 //!
 //! Layout, protocols and the trace schema: docs/datacenter.md.
 
@@ -19,14 +19,11 @@ pub mod htmlscan;
 pub mod http;
 pub mod image;
 pub mod pages;
-pub mod replay;
 pub mod populate;
 pub mod rbe;
 pub mod serve;
-pub mod tpcw;
-pub mod trace;
-pub mod wc98;
 pub mod webtier;
 pub mod wire;
 
-pub use trace::{Trace, TraceRecord};
+pub use interlab_tpcw::{tpcw, trace, wc98};
+pub use interlab_tpcw::{Trace, TraceRecord};

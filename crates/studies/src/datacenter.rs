@@ -1,5 +1,5 @@
 //! The data-center figures (vpi fig9; ipoib-offload fig9-14 and sec6; sdp fig4-7):
-//! trace-driven replays of the three-tier data center (`interlab_datacenter::replay`) whose
+//! trace-driven replays of the three-tier data center (`interlab_replay`) whose
 //! per-message costs come from the socket model, and the claims computed from them.
 //!
 //! "Highest error-free load" (TPC-W): among the browser counts of a series, the highest at
@@ -8,8 +8,8 @@
 
 use crate::catalog::FigureDef;
 use crate::claimcalc::{boolean, num, series, Computed, FigureResults};
-use interlab_datacenter::replay::{CostCache, DcSpec, InteractionTable, Kind, Outcome};
-use interlab_datacenter::tpcw::Interaction;
+use interlab_replay::{CostCache, DcSpec, InteractionTable, Kind, Outcome};
+use interlab_tpcw::tpcw::Interaction;
 use interlab_experiment::{SeriesResult, XAxis};
 use interlab_report::Scale;
 use rayon::prelude::*;
@@ -157,7 +157,7 @@ pub fn run(selected: &dyn Fn(&str) -> bool) -> Result<BTreeMap<&'static str, Fig
         }
     }
     // Cost tables first (shared by many points).
-    let mut needed: Vec<(String, interlab_datacenter::replay::Protocol)> =
+    let mut needed: Vec<(String, interlab_replay::Protocol)> =
         specs.values().flatten().flat_map(|s| s.protocols.iter().map(move |p| (s.profile.clone(), *p))).collect();
     needed.sort();
     needed.dedup();

@@ -25,7 +25,7 @@
 
 use crate::claimcalc::{num, series, unmarked, Computed, FigureResults};
 use interlab_experiment::{SeriesResult, XAxis};
-use interlab_datacenter::replay::Protocol;
+use interlab_replay::Protocol;
 use interlab_model::{FileServers, FileStore, Initiator, Ports, Profile, Service, VerbsSetup};
 use interlab_patterns::{Op, PatternKind, PatternSpec};
 use interlab_report::Scale;

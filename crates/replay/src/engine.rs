@@ -19,7 +19,7 @@
 //!   protocol's idle threshold first pays a control round trip: two small-message one-way
 //!   latencies and their CPU at both ends.
 
-use super::netcost::NetCost;
+use crate::netcost::NetCost;
 use interlab_kernel::{Component, Ctx, Rng, Simulation, Time, PS_PER_S, PS_PER_US};
 use std::collections::VecDeque;
 use std::sync::Arc;

@@ -31,7 +31,7 @@ fn replay_conserves_requests() {
     assert!(o.issued > 100);
     assert_eq!(o.issued, o.completed + o.in_flight);
     // Drained: every request issued completes.
-    let wl = workload::Tpcw::new(table(), crate::tpcw::Mix::Browsing, 50, Some(workload::secs(0.2)), workload::secs(900.0));
+    let wl = workload::Tpcw::new(table(), interlab_tpcw::tpcw::Mix::Browsing, 50, Some(workload::secs(0.2)), workload::secs(900.0));
     let cost = costs.get("r805-connectx-ddr", Protocol::IpoibRc).unwrap();
     let cfg = Config {
         tiers: ["client", "web", "app", "db"].iter().enumerate().map(|(i, n)| TierCfg { name: n.to_string(), cores: if i == 0 { 0 } else { 2 }, shared: false }).collect(),
@@ -130,7 +130,7 @@ fn ssl_on_the_secure_pages_costs_web_tier_cpu() {
 
 #[test]
 fn static_file_sizes_from_a_world_cup_log() {
-    use crate::wc98::{Request, GET, STATUS_200};
+    use interlab_tpcw::wc98::{Request, GET, STATUS_200};
     let dir = std::env::temp_dir().join(format!("interlab-wc98spec-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     // 3 x 1000 B, 1 x 9000 B, one 304 and one request without a size (ignored).

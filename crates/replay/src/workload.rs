@@ -7,9 +7,9 @@
 //! 3 db; links 0 client-web, 1 web-app, 2 app-db. Static: tiers 0 client, 1 proxy, 2 web;
 //! links 0 client-proxy, 1 proxy-web.
 
-use super::engine::{Step, Workload};
-use super::table::{Exchange, InteractionTable, PageSample};
-use crate::tpcw::{Cbmg, Interaction, Mix};
+use crate::engine::{Step, Workload};
+use crate::table::{Exchange, InteractionTable, PageSample};
+use interlab_tpcw::tpcw::{Cbmg, Interaction, Mix};
 use interlab_kernel::{Rng, Time, PS_PER_S};
 use std::sync::Arc;
 

@@ -7,13 +7,13 @@
 //! The built-in table comes from `crates/datacenter/data/tpcw-browsing-drive.jsonl`, a
 //! trace captured on the development machine (see `crates/datacenter/data/README.md`).
 
-use crate::tpcw::{Interaction, N_INTERACTIONS};
-use crate::trace::{Flow, Kind, Source, Tier, Trace};
+use interlab_tpcw::tpcw::{Interaction, N_INTERACTIONS};
+use interlab_tpcw::trace::{Flow, Kind, Source, Tier, Trace};
 use interlab_kernel::Rng;
 use std::path::Path;
 
 /// The built-in TPC-W trace (browsing mix, JSON Lines).
-pub const BUILTIN_TRACE: &str = include_str!("../../data/tpcw-browsing-drive.jsonl");
+pub const BUILTIN_TRACE: &str = include_str!("../../datacenter/data/tpcw-browsing-drive.jsonl");
 
 /// One request and its reply between two tiers (bytes; `resp` 0 = no reply).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

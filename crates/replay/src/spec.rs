@@ -3,11 +3,11 @@
 //! override any of these keys (the study figures use them). See docs/datacenter.md,
 //! "Model replay".
 
-use super::engine::{self, Config, LinkCfg, Outcome, TierCfg, Workload};
-use super::netcost::{NetCost, Protocol};
-use super::table::InteractionTable;
-use super::workload::{secs, SizeShape, SpecPage, Specweb, StaticContent, Tpcw, TpcwSsl};
-use crate::tpcw::Mix;
+use crate::engine::{self, Config, LinkCfg, Outcome, TierCfg, Workload};
+use crate::netcost::{NetCost, Protocol};
+use crate::table::InteractionTable;
+use crate::workload::{secs, SizeShape, SpecPage, Specweb, StaticContent, Tpcw, TpcwSsl};
+use interlab_tpcw::tpcw::Mix;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use toml::Value;
@@ -302,7 +302,7 @@ impl DcSpec {
                 Some(_) => return Err(format!("{} must be a positive integer", at("wc98_requests"))),
             };
             let path = self.dir.join(rel);
-            let counts = crate::wc98::size_counts(&crate::wc98::read(&path, n)?);
+            let counts = interlab_tpcw::wc98::size_counts(&interlab_tpcw::wc98::read(&path, n)?);
             if counts.is_empty() {
                 return Err(format!("{}: no successful GET with a body among its first {n} requests", path.display()));
             }
