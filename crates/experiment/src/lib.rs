@@ -5,6 +5,7 @@
 //! each). Running it yields one [`SeriesResult`] per series and one tidy
 //! [`ResultRecord`](interlab_patterns::ResultRecord) per point.
 
+pub mod calibrate;
 pub mod live;
 mod run;
 mod spec;
