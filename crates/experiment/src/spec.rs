@@ -276,7 +276,8 @@ const SERIES_KEYS: &[&str] = &[
     "aic", "mtu", "sdp_threshold", "measure", "window_bytes",
 ];
 
-const SOCKETS: &[&str] = &["none", "ipoib-ud", "ipoib-rc", "eth", "sdp", "sdp-bc", "sdp-zc"];
+/// `none` and every stack of the model's one name table ([`SockStack::NAMES`]).
+const SOCKETS: &[&str] = &["none", "eth", "ipoib-ud", "ipoib-ud-lro-lso", "ipoib-rc", "sdp", "sdp-bc", "sdp-zc"];
 
 /// Reads a list of positive integers (or one) for `key`; `None` when absent.
 fn int_list(t: &mut Table, key: &str, max: u64, what: &str) -> Result<Option<Vec<u32>>, ParamError> {
@@ -300,15 +301,7 @@ fn int_list(t: &mut Table, key: &str, max: u64, what: &str) -> Result<Option<Vec
 
 /// A socket stack named `word` with the series' switches.
 fn sock_stack(l: &mut Layers, word: &str) -> Result<Option<SockStack>, ParamError> {
-    let mut s = match word {
-        "ipoib-ud" => SockStack::new(SockKind::IpoibUd),
-        "ipoib-rc" => SockStack::new(SockKind::IpoibRc),
-        "eth" => SockStack::new(SockKind::Eth),
-        "sdp" => SockStack::new(SockKind::Sdp),
-        "sdp-bc" => SockStack::sdp_bc(),
-        "sdp-zc" => SockStack { sdp_zcopy_threshold: 1, ..SockStack::new(SockKind::Sdp) },
-        _ => return Ok(None),
-    };
+    let Some(mut s) = SockStack::named(word) else { return Ok(None) };
     for (key, slot) in [("lso", &mut s.lso), ("lro", &mut s.lro)] {
         let t = l.pick(key);
         if t.has(key) {

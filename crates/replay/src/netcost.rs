@@ -16,7 +16,7 @@
 //!   tier sending a page pays the TCP output path (with LSO: one large segment), the
 //!   browser receiving it the input path (with LRO: aggregated packets).
 
-use interlab_model::ulp::sock::{SockKind, SockStack};
+use interlab_model::ulp::sock::SockStack;
 use interlab_model::{Initiator, Ports, Profile, VerbsSetup};
 use interlab_patterns::{Op, PatternKind, PatternSpec};
 use std::sync::Arc;
@@ -65,16 +65,10 @@ impl Protocol {
         })
     }
 
-    /// The socket stack of the detailed model.
+    /// The socket stack of the detailed model: the model's name table
+    /// ([`SockStack::named`]) decides what each name means.
     pub fn stack(self) -> SockStack {
-        match self {
-            Protocol::Eth => SockStack::new(SockKind::Eth),
-            Protocol::IpoibUd => SockStack::ipoib_ud(),
-            Protocol::IpoibUdOffload => SockStack { lro: Some(true), lso: Some(true), ..SockStack::ipoib_ud() },
-            Protocol::IpoibRc => SockStack::new(SockKind::IpoibRc),
-            Protocol::Sdp => SockStack::new(SockKind::Sdp),
-            Protocol::SdpBc => SockStack::sdp_bc(),
-        }
+        SockStack::named(self.name()).expect("every protocol name is in the model's table")
     }
 }
 

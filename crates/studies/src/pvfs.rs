@@ -25,7 +25,7 @@
 
 use crate::claimcalc::{num, series, unmarked, Computed, FigureResults};
 use interlab_experiment::{SeriesResult, XAxis};
-use interlab_replay::Protocol;
+use interlab_model::SockStack;
 use interlab_model::{FileServers, FileStore, Initiator, Ports, Profile, Service, VerbsSetup};
 use interlab_patterns::{Op, PatternKind, PatternSpec};
 use interlab_report::Scale;
@@ -40,8 +40,8 @@ use crate::catalog::FigureDef;
 #[derive(Debug, Clone, PartialEq)]
 pub struct PvfsSeries {
     pub label: String,
-    /// A socket stack (the replay's protocol names), or `None`: native verbs.
-    pub protocol: Option<Protocol>,
+    /// A socket stack (by the model's stack names), or `None`: native verbs.
+    pub protocol: Option<SockStack>,
 }
 
 /// A PVFS figure spec.
@@ -127,7 +127,7 @@ impl PvfsSpec {
             let p = text(st, &at, "protocol")?;
             let protocol = match p {
                 "verbs" => None,
-                _ => Some(Protocol::parse(p).map_err(|e| format!("{at}: key `protocol`: {e}, or verbs"))?),
+                _ => Some(SockStack::parse_name(p).map_err(|e| format!("{at}: key `protocol`: {e}, or verbs"))?),
             };
             series.push(PvfsSeries { label: text(st, &at, "label")?.to_string(), protocol });
         }
@@ -145,9 +145,9 @@ impl PvfsSpec {
     }
 
     /// The model set-up of one point.
-    pub fn setup(&self, profile: &Arc<Profile>, protocol: Option<Protocol>, servers: u32) -> (VerbsSetup, PatternSpec) {
+    pub fn setup(&self, profile: &Arc<Profile>, protocol: Option<SockStack>, servers: u32) -> (VerbsSetup, PatternSpec) {
         let mut v = VerbsSetup::new(profile.clone(), Service::Rc, Ports::One, 1);
-        v.sock = protocol.map(Protocol::stack);
+        v.sock = protocol;
         v.clients = self.compute_nodes;
         v.initiator = if self.read { Initiator::Server } else { Initiator::Clients };
         v.io = Some(FileServers { servers, store: self.store, bytes_per_pair: self.bytes_per_server });
@@ -326,7 +326,7 @@ mod tests {
     fn more_servers_more_bandwidth_and_bytes_conserved() {
         let spec = PvfsSpec::parse("t", include_str!("../../../studies/sdp/pvfs-fig8.toml")).unwrap();
         let prof = Arc::new(Profile::load(&spec.profile).unwrap());
-        for proto in [Some(Protocol::IpoibUd), Some(Protocol::SdpBc), None] {
+        for proto in [Some(SockStack::ipoib_ud()), Some(SockStack::sdp_bc()), None] {
             let run = |n: u32| {
                 let (v, p) = spec.setup(&prof, proto, n);
                 let pt = v.run(&p).unwrap();

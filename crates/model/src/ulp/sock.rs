@@ -67,6 +67,30 @@ impl SockStack {
         SockStack { sdp_zcopy_threshold: u64::MAX, ..Self::new(SockKind::Sdp) }
     }
 
+    /// Every socket stack by name: the one table experiment specs (`socket`), the
+    /// data-center replay (`protocol`) and PVFS specs (`protocol`) read. `10gige` is an alias
+    /// of `eth`.
+    pub const NAMES: [&'static str; 7] = ["eth", "ipoib-ud", "ipoib-ud-lro-lso", "ipoib-rc", "sdp", "sdp-bc", "sdp-zc"];
+
+    /// The stack named `name` (one of [`SockStack::NAMES`] or `10gige`) with its defaults.
+    pub fn named(name: &str) -> Option<SockStack> {
+        Some(match name {
+            "eth" | "10gige" => SockStack::new(SockKind::Eth),
+            "ipoib-ud" => SockStack::ipoib_ud(),
+            "ipoib-ud-lro-lso" => SockStack { lro: Some(true), lso: Some(true), ..SockStack::ipoib_ud() },
+            "ipoib-rc" => SockStack::new(SockKind::IpoibRc),
+            "sdp" => SockStack::new(SockKind::Sdp),
+            "sdp-bc" => SockStack::sdp_bc(),
+            "sdp-zc" => SockStack { sdp_zcopy_threshold: 1, ..SockStack::new(SockKind::Sdp) },
+            _ => return None,
+        })
+    }
+
+    /// [`SockStack::named`] with an error listing the names.
+    pub fn parse_name(name: &str) -> Result<SockStack, String> {
+        SockStack::named(name).ok_or_else(|| format!("unknown socket stack `{name}` (expected one of {}, or 10gige)", SockStack::NAMES.join(", ")))
+    }
+
     /// Spec name of the kind.
     pub fn name(self) -> &'static str {
         match self.kind {
