@@ -277,7 +277,7 @@ const SERIES_KEYS: &[&str] = &[
 ];
 
 /// `none` and every stack of the model's one name table ([`SockStack::NAMES`]).
-const SOCKETS: &[&str] = &["none", "eth", "ipoib-ud", "ipoib-ud-lro-lso", "ipoib-rc", "sdp", "sdp-bc", "sdp-zc"];
+const SOCKETS: &[&str] = &["none", "eth", "10gige", "ipoib-ud", "ipoib-ud-lro-lso", "ipoib-rc", "sdp", "sdp-bc", "sdp-zc"];
 
 /// Reads a list of positive integers (or one) for `key`; `None` when absent.
 fn int_list(t: &mut Table, key: &str, max: u64, what: &str) -> Result<Option<Vec<u32>>, ParamError> {
