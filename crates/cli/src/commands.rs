@@ -396,9 +396,12 @@ pub fn profiles(id: Option<&str>, json: Option<&Path>) -> CmdResult {
             let text = match interlab_model::profile::BUILTIN.iter().find(|(i, _)| *i == id) {
                 Some((_, text)) => text.to_string(),
                 None => {
-                    // Also validates a profile file.
+                    // A profile file: validated, and named valid (its text is the user's own).
                     let p = Profile::load(id).map_err(|e| e.to_string())?;
-                    say_err(&format!("{}: valid profile `{}`: {}", id, p.id, p.description));
+                    say!("{}: valid profile `{}`: {}", id, p.id, p.description);
+                    if json.is_none() {
+                        return Ok(ExitCode::SUCCESS);
+                    }
                     std::fs::read_to_string(id).map_err(|e| format!("{id}: {e}"))?
                 }
             };
