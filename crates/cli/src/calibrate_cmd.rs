@@ -19,11 +19,17 @@ use std::time::Duration;
 #[derive(Args)]
 pub struct CalibrateArgs {
     /// The daemon (`interlab serve`) to measure against, HOST[:PORT].
-    #[arg(long, value_name = "HOST[:PORT]")]
-    peer: String,
+    #[arg(long, value_name = "HOST[:PORT]", required_unless_present = "from")]
+    peer: Option<String>,
+    /// Instead of measuring: the text output of perftest (ib_write_lat, ib_send_lat,
+    /// ib_read_lat, ib_write_bw, ib_send_bw, ib_read_bw) or OSU (osu_latency, osu_bw,
+    /// osu_bibw) runs; repeat for several files. Compares the --base profile (or the
+    /// --profile file when it exists) with every point read.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["peer", "compare", "check"])]
+    from: Vec<PathBuf>,
     /// Profile file to write (with --check: to read).
-    #[arg(long, value_name = "PROFILE.toml")]
-    profile: PathBuf,
+    #[arg(long, value_name = "PROFILE.toml", required_unless_present = "from")]
+    profile: Option<PathBuf>,
     /// Built-in profile (or profile file) whose other sections and keys are kept.
     #[arg(long, default_value = "r805-connectx-ddr")]
     base: String,
@@ -121,7 +127,58 @@ fn report(rows: &[Row], prof_path: &Path, o: &CalibrateOptions, same: bool, json
     json.write_json("json", &conv::document("interlab-calibrate-compare", body))
 }
 
+/// `calibrate --from FILE...`: every point of perftest and OSU outputs against the model.
+fn from_files(a: &CalibrateArgs) -> CmdResult {
+    use interlab_experiment::calibrate::model_for_tool;
+    use interlab_experiment::toolout;
+    let json = Dest::from_flag(a.json.as_deref());
+    let prof_name = match &a.profile {
+        Some(p) if p.exists() => p.display().to_string(),
+        _ => a.base.clone(),
+    };
+    let prof = Arc::new(Profile::load(&prof_name).map_err(|e| e.to_string())?);
+    let outputs = a.from.iter().map(|f| toolout::read(f).map_err(|e| e.to_string())).collect::<Result<Vec<_>, _>>()?;
+    say!("model ({}) vs the tools' own output; ratio = model / measured", prof.id);
+    say!("{:<14} {:>10} {:>6} {:>12} {:>12} {:>8}  source", "tool", "bytes", "unit", "measured", "model", "ratio");
+    let mut rows = Vec::new();
+    let mut within = 0;
+    for (f, o) in a.from.iter().zip(&outputs) {
+        for p in &o.points {
+            let m = model_for_tool(&prof, o.tool, p.size_bytes);
+            let ratio = m.as_ref().ok().filter(|_| p.value > 0.0).map(|m| m / p.value);
+            within += usize::from(ratio.is_some_and(|q| (0.8..=1.2).contains(&q)));
+            let src = format!("{}:{}", f.display(), p.line);
+            say!(
+                "{:<14} {:>10} {:>6} {:>12.2} {:>12} {:>8}  {src}{}",
+                o.tool.name(),
+                p.size_bytes,
+                o.tool.unit(),
+                p.value,
+                m.as_ref().map_or("-".to_string(), |v| format!("{v:.2}")),
+                ratio.map_or("-".to_string(), |q| format!("{q:.3}")),
+                m.as_ref().err().map_or(String::new(), |e| format!("  ({e})"))
+            );
+            rows.push(serde_json::json!({"tool": o.tool.name(), "size_bytes": p.size_bytes, "unit": o.tool.unit(), "measured": p.value,
+                "model": m.as_ref().ok(), "ratio": ratio, "source": src, "error": m.err()}));
+        }
+    }
+    say!("{within} of {} within 20 %", rows.len());
+    if let Some(j) = json {
+        let serde_json::Value::Object(body) = serde_json::json!({"profile": prof.id, "files": a.from.iter().map(|f| f.display().to_string()).collect::<Vec<_>>(), "within_20pct": within, "rows": rows}) else {
+            unreachable!("an object literal")
+        };
+        j.write_json("json", &conv::document("interlab-calibrate-from", body))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 pub fn run(a: CalibrateArgs) -> CmdResult {
+    if !a.from.is_empty() {
+        return from_files(&a);
+    }
+    let (Some(peer_text), Some(profile_path)) = (a.peer.clone(), a.profile.clone()) else {
+        return Err("--peer and --profile are needed unless --from gives tool outputs".into());
+    };
     let text = if a.check { None } else { Some(base_text(&a.base)?) };
     let base_prof = match &text {
         Some(t) => Some(Profile::parse(&a.base, t).map_err(|e| format!("--base {}: {e}", a.base))?),
@@ -129,11 +186,11 @@ pub fn run(a: CalibrateArgs) -> CmdResult {
     };
     let shp = base_prof.as_ref().map(shape).transpose()?;
     if a.check {
-        Profile::load(&a.profile.display().to_string()).map_err(|e| format!("--check: {e}"))?;
+        Profile::load(&profile_path.display().to_string()).map_err(|e| format!("--check: {e}"))?;
     } else {
-        check_writable(&a.profile)?;
+        check_writable(&profile_path)?;
     }
-    let peer = parse_peer(&a.peer, DEFAULT_PORT)?;
+    let peer = parse_peer(&peer_text, DEFAULT_PORT)?;
     let token = match (&a.auth_token, &a.auth_token_file) {
         (Some(t), _) => Some(Token::new(t).map_err(|e| format!("--auth-token: {e}"))?),
         (None, Some(f)) => Some(Token::from_file(f)?),
@@ -141,7 +198,7 @@ pub fn run(a: CalibrateArgs) -> CmdResult {
     };
     let o = CalibrateOptions { peer, token, quick: a.quick, connect_timeout: a.connect_timeout };
     let json = Dest::from_flag(a.json.as_deref()).unwrap_or_else(|| {
-        let mut s = a.profile.clone().into_os_string();
+        let mut s = profile_path.clone().into_os_string();
         s.push(".compare.json");
         Dest::File(PathBuf::from(s))
     });
@@ -175,18 +232,18 @@ pub fn run(a: CalibrateArgs) -> CmdResult {
         let (p, how) = refine(text, p0, &m, &x, &id, &mut notes)?;
         let out_text = render(text, &p, &m, &x, &id, &how)?;
         parse(&out_text)?;
-        std::fs::write(&a.profile, &out_text).map_err(|e| format!("--profile {}: cannot write: {e}", a.profile.display()))?;
-        Profile::load(&a.profile.display().to_string()).map_err(|e| format!("{}: the written profile does not load: {e}", a.profile.display()))?;
+        std::fs::write(&profile_path, &out_text).map_err(|e| format!("--profile {}: cannot write: {e}", profile_path.display()))?;
+        Profile::load(&profile_path.display().to_string()).map_err(|e| format!("{}: the written profile does not load: {e}", profile_path.display()))?;
         print_fit(&m, &p);
         for n in &notes {
             eprintln!("note: {n}");
         }
-        eprintln!("wrote {}", a.profile.display());
+        eprintln!("wrote {}", profile_path.display());
     }
     if a.compare || a.check {
-        let prof = Arc::new(Profile::load(&a.profile.display().to_string()).map_err(|e| e.to_string())?);
+        let prof = Arc::new(Profile::load(&profile_path.display().to_string()).map_err(|e| e.to_string())?);
         let rows = compare(&prof, &o, a.quick, same);
-        report(&rows, &a.profile, &o, same, &json)?;
+        report(&rows, &profile_path, &o, same, &json)?;
         if rows.iter().all(|r| r.live.is_none()) {
             return Err(Fail::Run("no live measurement succeeded (see the errors above)".into()));
         }

@@ -96,3 +96,38 @@ fn bad_input_is_explained() {
     assert_eq!(o.status.code(), Some(2));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `calibrate --from`: perftest and OSU text outputs against the model, every point with
+/// its file and line; a truncated file is refused naming its line.
+#[test]
+fn perftest_and_osu_outputs_are_compared_with_the_model() {
+    let dir = std::env::temp_dir().join(format!("ilab-cal-from-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let lat = dir.join("write_lat.txt");
+    std::fs::write(
+        &lat,
+        "                    RDMA_Write Latency Test\n #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]\n 2       1000          3.80           13.62        3.92\n 1024    1000          6.70           15.10        6.90\n",
+    )
+    .unwrap();
+    let bw = dir.join("send_bw.txt");
+    std::fs::write(&bw, "                    Send BW Test\n #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]\n 65536      1000             940.00            938.10            0.015\n").unwrap();
+    let o = bin().args(["calibrate", "--base", "xeon-mt25208-pcie", "--from", lat.to_str().unwrap(), "--from", bw.to_str().unwrap(), "--json"]).output().unwrap();
+    no_panic(&o);
+    assert!(o.status.success(), "{}", text(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["kind"], "interlab-calibrate-from");
+    let rows = v["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 3);
+    assert!(rows[0]["source"].as_str().unwrap().ends_with("write_lat.txt:3"), "{v}");
+    // perftest MB/sec is 2^20 B/s: 938.10 is 983.67 x 10^6 B/s, the model's 4X SDR peak.
+    assert!((rows[2]["measured"].as_f64().unwrap() - 938.10 * 1.048576).abs() < 1e-6);
+    let r = rows[2]["ratio"].as_f64().unwrap();
+    assert!((0.9..=1.1).contains(&r), "the model's SDR send bandwidth against 983.7 x 10^6 B/s: ratio {r}");
+    // Truncated: a data line with too few columns.
+    std::fs::write(&lat, "                    RDMA_Write Latency Test\n #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]\n 2       1000          3.80\n").unwrap();
+    let o = bin().args(["calibrate", "--from", lat.to_str().unwrap()]).output().unwrap();
+    no_panic(&o);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).contains("write_lat.txt line 3"), "{}", text(&o));
+    let _ = std::fs::remove_dir_all(&dir);
+}

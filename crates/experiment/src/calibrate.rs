@@ -285,3 +285,33 @@ pub fn compare(prof: &Arc<Profile>, o: &CalibrateOptions, quick: bool, same: boo
     }
     rows
 }
+
+/// The model's value for one point of a perftest or OSU output with profile `p`: perftest
+/// runs verbs over RC (latency: ping-pong; bandwidth: perftest's pipelined loop with its
+/// default 128 outstanding operations), OSU runs MPI over RC (`osu_latency` ping-pong,
+/// `osu_bw`/`osu_bibw` a window of 64, then a reply). In the tool's unit (us, or MB/s =
+/// 10^6 bytes/s).
+pub fn model_for_tool(p: &Arc<Profile>, tool: crate::toolout::Tool, size: u64) -> Result<f64, String> {
+    use crate::toolout::Tool;
+    let size = size.max(1);
+    let op_of = |op: &str| Op::from_name(op).ok_or_else(|| format!("no model operation `{op}`"));
+    let mut v = VerbsSetup::new(p.clone(), Service::Rc, Ports::One, 1);
+    let (kind, op, window, iterations) = match tool {
+        Tool::PerftestLat { op } => (PatternKind::Latency, op_of(op)?, 1, 50),
+        Tool::PerftestBw { op, bidirectional } => (if bidirectional { PatternKind::BiPipelined } else { PatternKind::Pipelined }, op_of(op)?, 128, 256),
+        Tool::OsuLatency | Tool::OsuBw | Tool::OsuBibw => {
+            if p.mpi.is_none() {
+                return Err(format!("profile {} has no [mpi] section: OSU points cannot be modelled with it", p.id));
+            }
+            v.mpi = Some(interlab_model::MpiDesign::Rc);
+            match tool {
+                Tool::OsuLatency => (PatternKind::Latency, Op::Send, 1, 50),
+                Tool::OsuBw => (PatternKind::Bandwidth, Op::Send, 64, 4),
+                _ => (PatternKind::BiBandwidth, Op::Send, 64, 4),
+            }
+        }
+    };
+    let spec = PatternSpec { kind, op, size, window, warmup: 2, iterations };
+    v.validate(&spec).map_err(|e| format!("{} {size} B: {e}", tool.name()))?;
+    v.run(&spec).map(|pt| pt.value).map_err(|e| format!("model: {e}"))
+}

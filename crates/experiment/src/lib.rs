@@ -7,6 +7,7 @@
 
 pub mod calibrate;
 pub mod live;
+pub mod toolout;
 mod run;
 mod spec;
 
