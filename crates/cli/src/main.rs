@@ -6,6 +6,8 @@ mod calibrate_cmd;
 mod commands;
 mod datacenter_cmd;
 mod live_cmd;
+mod mpi_cmd;
+mod mpi_ffi;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -51,6 +53,9 @@ enum Cmd {
     Serve(live_cmd::ServeArgs),
     /// Measure a pattern live over TCP, UDP or Unix sockets against `interlab serve` daemon(s).
     Live(Box<live_cmd::LiveArgs>),
+    /// MPI micro-benchmarks (latency, bw, bibw, multi-pair) through the MPI library, OSU-style;
+    /// start with `mpirun -np 2 interlab mpi latency` (see docs/mpi.md).
+    Mpi(Box<mpi_cmd::MpiArgs>),
     /// Three-tier TPC-W bookstore (web, app, db processes), browser emulator, traces.
     Datacenter {
         #[command(subcommand)]
@@ -127,6 +132,7 @@ fn main() -> ExitCode {
         Cmd::Bench { what: BenchWhat::Model { bytes, json } } => commands::bench_model(bytes, json.as_deref()),
         Cmd::Serve(a) => live_cmd::serve(a),
         Cmd::Live(a) => live_cmd::live(*a),
+        Cmd::Mpi(a) => mpi_cmd::run(*a),
         Cmd::Datacenter { cmd } => datacenter_cmd::run(cmd),
         Cmd::Calibrate(a) => calibrate_cmd::run(*a),
         Cmd::Pvfs { spec, json, quiet } => commands::pvfs(&spec, json.as_deref(), quiet),
