@@ -511,7 +511,7 @@ mod tests {
     fn slurm_node_lists_expand() {
         assert_eq!(parse_nodelist("node[01-03,07],gpu5").unwrap(), ["node01", "node02", "node03", "node07", "gpu5"]);
         assert_eq!(parse_nodelist("a1").unwrap(), ["a1"]);
-        assert_eq!(parse_nodelist("r[1-2]-ib,x[9-10]").unwrap(), ["r1-ib", "r2-ib", "x09", "x10"]);
+        assert_eq!(parse_nodelist("r[1-2]-ib,x[9-10]").unwrap(), ["r1-ib", "r2-ib", "x9", "x10"]);
         assert!(parse_nodelist("n[3-1]").is_err());
         assert!(parse_nodelist("n[a-b]").is_err());
     }
