@@ -330,11 +330,13 @@ fn up(a: UpArgs) -> CmdResult {
         let bin = a.remote_bin.clone().unwrap_or_else(|| "interlab".into());
         let tag = &token[..12];
         std::fs::write(dir.join("remote-token"), tag).map_err(|e| Fail::Run(e.to_string()))?;
-        let remote_tok = format!("$HOME/.interlab/cluster-{tag}.token");
         for (i, h) in hosts.iter().enumerate() {
+            // One file per entry, written whole then renamed: two entries for one host, or
+            // hosts sharing a home directory, never see each other's half-written file.
+            let remote_tok = format!("$HOME/.interlab/cluster-{tag}-{i}.token");
             // The secret travels on ssh's standard input into a 0600 file, never on a command line.
             let words: Vec<String> = serve_args(&bin, "\"$T\"").iter().map(|w| if w == "\"$T\"" { w.clone() } else { sh_quote(w) }).collect();
-            let script = format!("umask 077; mkdir -p \"$HOME/.interlab\" && T=\"{remote_tok}\" && head -n 1 > \"$T\" && exec {}", words.join(" "));
+            let script = format!("umask 077; mkdir -p \"$HOME/.interlab\" && T=\"{remote_tok}\" && head -n 1 > \"$T.new\" && mv -f \"$T.new\" \"$T\" && exec {}", words.join(" "));
             let log = dir.join(format!("launch-{i}.log"));
             let mut cmd = Command::new(&a.ssh);
             cmd.args(["-o", "BatchMode=yes", "-T"]).args(&a.launcher_args).arg(h).arg(script);
@@ -428,7 +430,7 @@ fn down(peers: &Path, ssh: &str) -> CmdResult {
             let pids: Vec<&str> = daemons.lines().filter_map(|l| l.split_once(' ')).filter(|(h, _)| *h == name).map(|(_, p)| p).collect();
             let tag = std::fs::read_to_string(dir.join("remote-token")).unwrap_or_default();
             let tag = tag.trim();
-            let script = format!("kill {} 2>/dev/null; rm -f \"$HOME/.interlab/cluster-{tag}.token\"; true", pids.join(" "));
+            let script = format!("kill {} 2>/dev/null; rm -f \"$HOME\"/.interlab/cluster-{tag}-*.token; true", pids.join(" "));
             if !pids.is_empty() {
                 let _ = Command::new(ssh).args(["-o", "BatchMode=yes", "-T", host, &script]).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null()).status();
             }

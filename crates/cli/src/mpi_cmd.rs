@@ -240,6 +240,7 @@ fn slowest(mpi: &Mpi, rank: i32, pairs: i32, mine: Option<f64>) -> Result<f64, S
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn measure(mpi: &Mpi, p: Pat, rank: i32, nranks: i32, size: u64, window: u32, warmup: u32, iters: u32) -> Result<Option<Measured>, String> {
     let n = usize::try_from(size).map_err(|_| "size too large".to_string())?;
     let mb = |secs: f64, streams: f64| size as f64 * window as f64 * iters as f64 * streams / secs / 1e6;

@@ -11,6 +11,19 @@
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 
 type Handle = *mut c_void;
+type InitFn = unsafe extern "C" fn(*mut c_int, *mut *mut *mut c_char) -> c_int;
+type FinalizeFn = unsafe extern "C" fn() -> c_int;
+type CommRankFn = unsafe extern "C" fn(Handle, *mut c_int) -> c_int;
+type CommSizeFn = unsafe extern "C" fn(Handle, *mut c_int) -> c_int;
+type SendFn = unsafe extern "C" fn(*const c_void, c_int, Handle, c_int, c_int, Handle) -> c_int;
+type RecvFn = unsafe extern "C" fn(*mut c_void, c_int, Handle, c_int, c_int, Handle, *mut c_void) -> c_int;
+type IsendFn = unsafe extern "C" fn(*const c_void, c_int, Handle, c_int, c_int, Handle, *mut Handle) -> c_int;
+type IrecvFn = unsafe extern "C" fn(*mut c_void, c_int, Handle, c_int, c_int, Handle, *mut Handle) -> c_int;
+type WaitallFn = unsafe extern "C" fn(c_int, *mut Handle, *mut c_void) -> c_int;
+type BarrierFn = unsafe extern "C" fn(Handle) -> c_int;
+type AbortFn = unsafe extern "C" fn(Handle, c_int) -> c_int;
+type LibraryVersionFn = unsafe extern "C" fn(*mut c_char, *mut c_int) -> c_int;
+type ProcessorNameFn = unsafe extern "C" fn(*mut c_char, *mut c_int) -> c_int;
 
 /// Environment variable naming the MPI library to load instead of `libmpi.so.40`.
 pub const LIB_ENV: &str = "INTERLAB_LIBMPI";
@@ -21,19 +34,19 @@ pub const DEFAULT_LIB: &str = "libmpi.so.40";
 pub struct Mpi {
     comm: Handle,
     byte: Handle,
-    init: unsafe extern "C" fn(*mut c_int, *mut *mut *mut c_char) -> c_int,
-    finalize: unsafe extern "C" fn() -> c_int,
-    comm_rank: unsafe extern "C" fn(Handle, *mut c_int) -> c_int,
-    comm_size: unsafe extern "C" fn(Handle, *mut c_int) -> c_int,
-    send: unsafe extern "C" fn(*const c_void, c_int, Handle, c_int, c_int, Handle) -> c_int,
-    recv: unsafe extern "C" fn(*mut c_void, c_int, Handle, c_int, c_int, Handle, *mut c_void) -> c_int,
-    isend: unsafe extern "C" fn(*const c_void, c_int, Handle, c_int, c_int, Handle, *mut Handle) -> c_int,
-    irecv: unsafe extern "C" fn(*mut c_void, c_int, Handle, c_int, c_int, Handle, *mut Handle) -> c_int,
-    waitall: unsafe extern "C" fn(c_int, *mut Handle, *mut c_void) -> c_int,
-    barrier: unsafe extern "C" fn(Handle) -> c_int,
-    abort: unsafe extern "C" fn(Handle, c_int) -> c_int,
-    library_version: unsafe extern "C" fn(*mut c_char, *mut c_int) -> c_int,
-    processor_name: unsafe extern "C" fn(*mut c_char, *mut c_int) -> c_int,
+    init: InitFn,
+    finalize: FinalizeFn,
+    comm_rank: CommRankFn,
+    comm_size: CommSizeFn,
+    send: SendFn,
+    recv: RecvFn,
+    isend: IsendFn,
+    irecv: IrecvFn,
+    waitall: WaitallFn,
+    barrier: BarrierFn,
+    abort: AbortFn,
+    library_version: LibraryVersionFn,
+    processor_name: ProcessorNameFn,
 }
 
 fn dlerror() -> String {
@@ -89,26 +102,26 @@ impl Mpi {
                 ));
             }
             macro_rules! f {
-                ($n:literal) => {
-                    std::mem::transmute::<*mut c_void, _>(sym(lib, $n)?)
+                ($n:literal, $t:ty) => {
+                    std::mem::transmute::<*mut c_void, $t>(sym(lib, $n)?)
                 };
             }
             Ok(Mpi {
                 comm: sym(lib, "ompi_mpi_comm_world")?,
                 byte: sym(lib, "ompi_mpi_byte")?,
-                init: f!("MPI_Init"),
-                finalize: f!("MPI_Finalize"),
-                comm_rank: f!("MPI_Comm_rank"),
-                comm_size: f!("MPI_Comm_size"),
-                send: f!("MPI_Send"),
-                recv: f!("MPI_Recv"),
-                isend: f!("MPI_Isend"),
-                irecv: f!("MPI_Irecv"),
-                waitall: f!("MPI_Waitall"),
-                barrier: f!("MPI_Barrier"),
-                abort: f!("MPI_Abort"),
-                library_version: f!("MPI_Get_library_version"),
-                processor_name: f!("MPI_Get_processor_name"),
+                init: f!("MPI_Init", InitFn),
+                finalize: f!("MPI_Finalize", FinalizeFn),
+                comm_rank: f!("MPI_Comm_rank", CommRankFn),
+                comm_size: f!("MPI_Comm_size", CommSizeFn),
+                send: f!("MPI_Send", SendFn),
+                recv: f!("MPI_Recv", RecvFn),
+                isend: f!("MPI_Isend", IsendFn),
+                irecv: f!("MPI_Irecv", IrecvFn),
+                waitall: f!("MPI_Waitall", WaitallFn),
+                barrier: f!("MPI_Barrier", BarrierFn),
+                abort: f!("MPI_Abort", AbortFn),
+                library_version: f!("MPI_Get_library_version", LibraryVersionFn),
+                processor_name: f!("MPI_Get_processor_name", ProcessorNameFn),
             })
         }
     }
