@@ -14,6 +14,14 @@ fn have(cmd: &str, arg: &str) -> bool {
     Command::new(cmd).arg(arg).output().map(|o| o.status.success()).unwrap_or(false)
 }
 
+/// MPI runs one at a time: two ranks busy-poll, and the comparison must not share the cores
+/// with another test's ranks.
+static MPI_RUNS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    MPI_RUNS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn mpi_available() -> bool {
     let lib = Command::new("/sbin/ldconfig").arg("-p").output().map(|o| String::from_utf8_lossy(&o.stdout).contains("libmpi.so.40")).unwrap_or(false);
     if !(have("mpirun", "--version") && lib) {
@@ -60,6 +68,7 @@ fn bad_usage_is_status_2_before_mpi_is_touched() {
 
 #[test]
 fn patterns_run_under_mpirun_and_write_model_records() {
+    let _one = serial();
     if !mpi_available() {
         return;
     }
@@ -107,6 +116,7 @@ fn patterns_run_under_mpirun_and_write_model_records() {
 
 #[test]
 fn one_process_is_told_to_use_mpirun() {
+    let _one = serial();
     if !mpi_available() {
         return;
     }
@@ -115,11 +125,12 @@ fn one_process_is_told_to_use_mpirun() {
     assert!(text(&o).contains("mpirun -np 2"), "{}", text(&o));
 }
 
-/// interlab vs the C reference, A B B A, printed as ratios. Two processes share two busy
+/// interlab vs the C reference, A B B A A B, printed as ratios. Two processes share two busy
 /// cores here (other builds run beside), so only a loose bound is asserted; the targets
 /// (latency <= 1.05x, bandwidth >= 0.95x) are for a quiet machine.
 #[test]
 fn interlab_beside_a_c_reference() {
+    let _one = serial();
     if !mpi_available() || !have("mpicc", "--version") {
         eprintln!("note: skipped: mpicc missing");
         return;
@@ -142,10 +153,19 @@ fn interlab_beside_a_c_reference() {
     };
     let mut lines = vec![format!("{:<10} {:>8} {:>12} {:>12} {:>7}", "pattern", "bytes", "interlab", "C ref", "ratio")];
     for (pat, cpat, size, warm, iters, unit) in [("latency", "lat", "8", "200", "5000", "us"), ("latency", "lat", "65536", "10", "500", "us"), ("bw", "bw", "65536", "5", "50", "MB/s"), ("bw", "bw", "1048576", "2", "10", "MB/s")] {
-        let (a1, b1) = (c_ref(cpat, size, warm, iters), ours(pat, size, warm, iters));
-        let (b2, a2) = (ours(pat, size, warm, iters), c_ref(cpat, size, warm, iters));
-        // Best of two of each: the least disturbed run.
-        let (r, i) = if unit == "us" { (a1.min(a2), b1.min(b2)) } else { (a1.max(a2), b1.max(b2)) };
+        // A B B A A B; the best of three of each: the least disturbed run.
+        let (mut refs, mut mine) = (Vec::new(), Vec::new());
+        for round in 0..3 {
+            if round % 2 == 0 {
+                refs.push(c_ref(cpat, size, warm, iters));
+                mine.push(ours(pat, size, warm, iters));
+            } else {
+                mine.push(ours(pat, size, warm, iters));
+                refs.push(c_ref(cpat, size, warm, iters));
+            }
+        }
+        let best = |v: &[f64]| if unit == "us" { v.iter().cloned().fold(f64::INFINITY, f64::min) } else { v.iter().cloned().fold(0.0, f64::max) };
+        let (r, i) = (best(&refs), best(&mine));
         lines.push(format!("{pat:<10} {size:>8} {i:>9.2} {unit:<2} {r:>9.2} {unit:<2} {:>6.2}x", i / r));
         assert!(i > 0.0 && r > 0.0 && (i / r) < 10.0 && (i / r) > 0.1, "interlab {i} vs reference {r}");
     }
