@@ -67,9 +67,10 @@ pub struct DownArgs {
     /// The peer list `cluster up` wrote.
     #[arg(long, value_name = "FILE", default_value = "interlab-peers")]
     peers_file: PathBuf,
-    /// The ssh client (daemons started with --hosts).
-    #[arg(long, default_value = "ssh", value_name = "CMD")]
-    ssh: String,
+    /// The ssh client (daemons started with --hosts; default: the one `up` used, with its
+    /// --launcher-arg options).
+    #[arg(long, value_name = "CMD")]
+    ssh: Option<String>,
 }
 
 /// Lifetime options of `interlab serve`, flattened into its arguments.
@@ -147,7 +148,7 @@ fn watch(l: &Lifetime) {
 pub fn run(c: ClusterCmd) -> CmdResult {
     match c {
         ClusterCmd::Up(a) => up(a),
-        ClusterCmd::Down(a) => down(&a.peers_file, &a.ssh),
+        ClusterCmd::Down(a) => down(&a.peers_file, a.ssh.as_deref()),
     }
 }
 
@@ -330,6 +331,9 @@ fn up(a: UpArgs) -> CmdResult {
         let bin = a.remote_bin.clone().unwrap_or_else(|| "interlab".into());
         let tag = &token[..12];
         std::fs::write(dir.join("remote-token"), tag).map_err(|e| Fail::Run(e.to_string()))?;
+        // How to reach the hosts again, for `down`: the ssh command, then its options.
+        let ssh_state: String = std::iter::once(a.ssh.as_str()).chain(a.launcher_args.iter().map(String::as_str)).map(|w| format!("{w}\n")).collect();
+        std::fs::write(dir.join("ssh"), ssh_state).map_err(|e| Fail::Run(e.to_string()))?;
         for (i, h) in hosts.iter().enumerate() {
             // One file per entry, written whole then renamed: two entries for one host, or
             // hosts sharing a home directory, never see each other's half-written file.
@@ -385,7 +389,7 @@ fn up(a: UpArgs) -> CmdResult {
         }
         if Instant::now() > deadline {
             let logs: String = launches.iter().map(|l| format!("\n--- {}:\n{}", l.log.display(), std::fs::read_to_string(&l.log).unwrap_or_default().trim_end())).collect();
-            let _ = down(&a.peers_file, &a.ssh);
+            let _ = down(&a.peers_file, None);
             return Err(Fail::Run(format!("{} of {expected} daemon(s) listening after {:.0} s; stopped them{logs}", found.len(), a.timeout.as_secs_f64())));
         }
         std::thread::sleep(Duration::from_millis(100));
@@ -416,8 +420,14 @@ fn alive(pid: i32) -> bool {
     unsafe { libc::kill(pid, 0) == 0 }
 }
 
-fn down(peers: &Path, ssh: &str) -> CmdResult {
+fn down(peers: &Path, ssh: Option<&str>) -> CmdResult {
     let dir = state_dir(peers);
+    let saved = std::fs::read_to_string(dir.join("ssh")).unwrap_or_default();
+    let mut saved = saved.lines().map(str::to_string);
+    let (ssh, ssh_args): (String, Vec<String>) = match ssh {
+        Some(c) => (c.to_string(), vec![]),
+        None => (saved.next().unwrap_or_else(|| "ssh".into()), saved.collect()),
+    };
     let state = std::fs::read_to_string(dir.join("launchers")).map_err(|e| Fail::Input(format!("{}: {e} (no cluster started with this --peers-file?)", dir.join("launchers").display())))?;
     let daemons = std::fs::read_to_string(dir.join("daemons")).unwrap_or_default();
     let mut groups = Vec::new();
@@ -432,7 +442,7 @@ fn down(peers: &Path, ssh: &str) -> CmdResult {
             let tag = tag.trim();
             let script = format!("kill {} 2>/dev/null; rm -f \"$HOME\"/.interlab/cluster-{tag}-*.token; true", pids.join(" "));
             if !pids.is_empty() {
-                let _ = Command::new(ssh).args(["-o", "BatchMode=yes", "-T", host, &script]).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null()).status();
+                let _ = Command::new(&ssh).args(["-o", "BatchMode=yes", "-T"]).args(&ssh_args).args([host, &script]).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null()).status();
             }
         }
         groups.push(pid);

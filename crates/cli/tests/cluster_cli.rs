@@ -171,3 +171,78 @@ fn serve_exits_with_its_launcher() {
     }
     assert!(gone, "daemon outlived its launcher");
 }
+
+/// A private sshd on a loopback port (root only: it needs /run/sshd and host keys), with a
+/// key pair made for the test; killed on drop.
+struct Sshd {
+    child: std::process::Child,
+    wrapper: PathBuf,
+}
+
+impl Drop for Sshd {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start_sshd(dir: &Path) -> Option<Sshd> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 || !Path::new("/usr/sbin/sshd").exists() || !Path::new("/usr/bin/ssh-keygen").exists() {
+        eprintln!("note: skipped the real-sshd test: needs root, /usr/sbin/sshd and ssh-keygen (apt-get install openssh-server)");
+        return None;
+    }
+    for k in ["hostkey", "userkey"] {
+        let o = Command::new("ssh-keygen").args(["-q", "-t", "ed25519", "-N", "", "-f"]).arg(dir.join(k)).output().unwrap();
+        assert!(o.status.success(), "{}", text(&o));
+    }
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let _ = std::fs::create_dir_all("/run/sshd");
+    let d = dir.display();
+    std::fs::write(
+        dir.join("sshd_config"),
+        format!("Port {port}\nListenAddress 127.0.0.1\nHostKey {d}/hostkey\nAuthorizedKeysFile {d}/userkey.pub\nPermitRootLogin prohibit-password\nPasswordAuthentication no\nUsePAM no\nStrictModes no\nPidFile none\n"),
+    )
+    .unwrap();
+    let child = Command::new("/usr/sbin/sshd").args(["-D", "-f"]).arg(dir.join("sshd_config")).arg("-E").arg(dir.join("sshd.log")).spawn().unwrap();
+    let wrapper = dir.join("ssh");
+    std::fs::write(&wrapper, format!("#!/bin/sh\nexec ssh -p {port} -i {d}/userkey -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR \"$@\"\n")).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let sshd = Sshd { child, wrapper };
+    let t = Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(t.elapsed() < Duration::from_secs(10), "sshd did not start: {}", std::fs::read_to_string(dir.join("sshd.log")).unwrap_or_default());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Some(sshd)
+}
+
+#[test]
+fn hosts_through_a_real_sshd() {
+    let dir = tmp("sshd");
+    let Some(sshd) = start_sshd(&dir) else { return };
+    let hosts = dir.join("hosts");
+    std::fs::write(&hosts, "localhost\n127.0.0.1\n").unwrap();
+    let w = sshd.wrapper.to_str().unwrap().to_string();
+    let home = std::env::var("HOME").unwrap_or_default();
+    let secrets = |tag: &str| std::fs::read_dir(Path::new(&home).join(".interlab")).map(|d| d.filter_map(|e| e.ok()).filter(|e| e.file_name().to_string_lossy().starts_with(tag)).count()).unwrap_or(0);
+    let before = secrets("cluster-");
+    up_fanin_down(&dir, &["--hosts", hosts.to_str().unwrap(), "--ssh", &w, "--remote-bin", env!("CARGO_BIN_EXE_interlab")], None);
+    assert_eq!(secrets("cluster-"), before, "`down` (reusing up's --ssh) removes the remote copies of the secret");
+    // The client dies without `down`: the daemon ends with its ssh session.
+    let one = dir.join("hosts1");
+    std::fs::write(&one, "localhost\n").unwrap();
+    let peers = dir.join("p1");
+    let o = bin().args(["cluster", "up", "--hosts", one.to_str().unwrap(), "--ssh", &w, "--remote-bin", env!("CARGO_BIN_EXE_interlab"), "--peers-file", peers.to_str().unwrap()]).output().unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let pids = daemon_pids(&peers);
+    let launcher: i32 = std::fs::read_to_string(format!("{}.d/launchers", peers.display())).unwrap().split_whitespace().next().unwrap().parse().unwrap();
+    // SAFETY: the ssh client this test's `cluster up` started.
+    unsafe { libc::kill(launcher, libc::SIGKILL) };
+    let gone = wait_gone(&pids, Duration::from_secs(10));
+    let _ = bin().args(["cluster", "down", "--ssh", &w, "--peers-file", peers.to_str().unwrap()]).output();
+    assert!(gone, "daemon {pids:?} outlived its ssh session");
+    drop(sshd);
+    let _ = std::fs::remove_dir_all(&dir);
+}
