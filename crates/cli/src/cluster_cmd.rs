@@ -549,6 +549,9 @@ mod tests {
         if std::env::var_os("INTERLAB_AUTH_TOKEN").is_none() {
             assert_eq!(out, ["interlab", "live", "fan-in", "--quiet", "--auth-token-file", "/t/token", "--peer", "h1:1", "--peer", "h2:2"]);
         }
+        let run: Vec<OsString> = ["interlab", "run", "s.toml", "--peers-file", f.to_str().unwrap(), "--auth-token-file", "/mine"].iter().map(Into::into).collect();
+        let out: Vec<String> = expand_peers_file(run).unwrap().iter().map(|s| s.to_string_lossy().into_owned()).collect();
+        assert_eq!(out, ["interlab", "run", "s.toml", "--auth-token-file", "/mine", "--peer", "h1:1", "--peer", "h2:2"]);
         let other: Vec<OsString> = ["interlab", "serve", "--peers-file", "x"].iter().map(Into::into).collect();
         assert_eq!(expand_peers_file(other.clone()).unwrap(), other);
         let _ = std::fs::remove_dir_all(&dir);
