@@ -115,17 +115,21 @@ fn latency(mpi: &Mpi, rank: i32, size: usize, warmup: u32, iters: u32) -> Result
     let mut one_way_us = Vec::with_capacity(if rank == 0 { iters as usize } else { 0 });
     mpi.barrier()?;
     let mut start = Instant::now();
+    // One clock read per round trip: the end of one is the start of the next.
+    let mut last = start;
     for i in 0..warmup + iters {
         if i == warmup {
             mpi.barrier()?;
             start = Instant::now();
+            last = start;
         }
         if rank == 0 {
-            let t = Instant::now();
             mpi.send(&sbuf, 1, TAG_DATA)?;
             mpi.recv(&mut rbuf, 1, TAG_DATA)?;
             if i >= warmup {
-                one_way_us.push(t.elapsed().as_secs_f64() * 1e6 / 2.0);
+                let now = Instant::now();
+                one_way_us.push((now - last).as_secs_f64() * 1e6 / 2.0);
+                last = now;
             }
         } else if rank == 1 {
             mpi.recv(&mut rbuf, 0, TAG_DATA)?;
