@@ -3,9 +3,12 @@
 #[macro_use]
 mod conv;
 mod calibrate_cmd;
+mod cluster_cmd;
 mod commands;
 mod datacenter_cmd;
 mod live_cmd;
+mod mpi_cmd;
+mod mpi_ffi;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -48,9 +51,18 @@ enum Cmd {
         what: BenchWhat,
     },
     /// Run the daemon that serves the far side of live measurements (many clients at once).
-    Serve(live_cmd::ServeArgs),
+    Serve(Box<cluster_cmd::ServeCmd>),
     /// Measure a pattern live over TCP, UDP or Unix sockets against `interlab serve` daemon(s).
     Live(Box<live_cmd::LiveArgs>),
+    /// MPI micro-benchmarks (latency, bw, bibw, multi-pair) through the MPI library, OSU-style;
+    /// start with `mpirun -np 2 interlab mpi latency` (see docs/mpi.md).
+    Mpi(Box<mpi_cmd::MpiArgs>),
+    /// Start one `interlab serve` per host through ssh, srun or mpirun (`cluster up`), write
+    /// the peer list that `live`/`run --peers-file FILE` read, and stop them (`cluster down`).
+    Cluster {
+        #[command(subcommand)]
+        cmd: cluster_cmd::ClusterCmd,
+    },
     /// Three-tier TPC-W bookstore (web, app, db processes), browser emulator, traces.
     Datacenter {
         #[command(subcommand)]
@@ -118,15 +130,25 @@ fn main() -> ExitCode {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
-    let cli = Cli::parse();
+    // `live`/`run --peers-file FILE` (from `cluster up`) become `--peer ...` flags.
+    let args = match cluster_cmd::expand_peers_file(std::env::args_os().collect()) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("interlab: error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let cli = Cli::parse_from(args);
     let r = match cli.cmd {
         Cmd::Reproduce { studies, out, claims, json, quiet } => commands::reproduce(studies, out, claims, json.as_deref(), quiet),
         Cmd::Run(a) => commands::run(*a),
         Cmd::Bench { what: BenchWhat::Kernel { events, pending, json } } => commands::bench_kernel(events, pending, json.as_deref()),
         Cmd::Bench { what: BenchWhat::Compare(a) } => live_cmd::bench_compare(a),
         Cmd::Bench { what: BenchWhat::Model { bytes, json } } => commands::bench_model(bytes, json.as_deref()),
-        Cmd::Serve(a) => live_cmd::serve(a),
+        Cmd::Serve(a) => cluster_cmd::serve(*a),
+        Cmd::Cluster { cmd } => cluster_cmd::run(cmd),
         Cmd::Live(a) => live_cmd::live(*a),
+        Cmd::Mpi(a) => mpi_cmd::run(*a),
         Cmd::Datacenter { cmd } => datacenter_cmd::run(cmd),
         Cmd::Calibrate(a) => calibrate_cmd::run(*a),
         Cmd::Pvfs { spec, json, quiet } => commands::pvfs(&spec, json.as_deref(), quiet),
