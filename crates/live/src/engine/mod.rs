@@ -51,6 +51,34 @@ pub struct InitResult {
     pub error: Option<String>,
 }
 
+/// What a client-side initiator does beyond its program: pace a stream, report its
+/// intervals, run pinned to a CPU. The daemon's initiators use the default (none of it).
+#[derive(Debug, Clone, Default)]
+pub struct InitExtras {
+    /// Stream senders: target sending rate, bit/s (0: as fast as the transport takes it).
+    pub rate_bps: u64,
+    /// Stream senders: length of a reporting interval, picoseconds (0: no intervals).
+    pub interval_ps: u64,
+    /// Where stream senders report each finished interval.
+    pub intervals: Option<Sender<IntervalTick>>,
+    /// Which initiator of the point this is (identifies its ticks).
+    pub source: u32,
+    /// Pin the thread to this CPU.
+    pub cpu: Option<usize>,
+}
+
+/// One finished reporting interval of one stream sender, in the sender's view (bytes handed
+/// to the transport). Times are from the start of the measured part of the phase.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IntervalTick {
+    pub source: u32,
+    pub phase: u32,
+    pub index: u32,
+    pub start_ps: u64,
+    pub end_ps: u64,
+    pub bytes: u64,
+}
+
 /// Where connect-per-transaction channels connect.
 #[derive(Debug, Clone)]
 pub enum Target {
@@ -72,16 +100,19 @@ pub fn spawn_initiator(
     clock: Clock,
     phases: Receiver<Phase>,
     results: Sender<InitResult>,
+    extras: InitExtras,
 ) -> std::io::Result<std::thread::JoinHandle<()>> {
     std::thread::Builder::new().name(format!("init-{}", spec.chan)).spawn(move || {
+        let pinned = extras.cpu.map(crate::cpu::pin_current_thread).unwrap_or(Ok(()));
         let mut conn = conn;
         let mut sent_total: u64 = 0;
         let mut buf = vec![0u8; spec.max_message().max(1)];
         let p = &*progress;
         while let Ok(phase) = phases.recv() {
             let r = match (spec.base, conn.as_mut()) {
+                _ if pinned.is_err() => Err(pinned.clone().unwrap_err()),
                 (BaseCode::PingPong | BaseCode::Windowed, Some(c)) => program::initiate(&spec, &phase, c, &clock, &mut buf, p).map(|s| (s, None)),
-                (BaseCode::Stream, Some(c)) => stream::send(&spec, &phase, c, &clock, &buf, p).map(|(s, (from, to))| {
+                (BaseCode::Stream, Some(c)) => stream::send(&spec, &phase, c, &clock, &buf, p, &extras).map(|(s, (from, to))| {
                     let marks = (sent_total + from, sent_total + to);
                     sent_total += to;
                     (s, Some(marks))
@@ -119,8 +150,12 @@ pub fn spawn_responder(
     stop: Arc<AtomicBool>,
     receiver: Option<SharedReceiver>,
     progress: Arc<AtomicU64>,
+    cpu: Option<usize>,
 ) -> std::io::Result<std::thread::JoinHandle<Result<(), String>>> {
     std::thread::Builder::new().name(format!("resp-{}", spec.chan)).spawn(move || {
+        if let Some(c) = cpu {
+            crate::cpu::pin_current_thread(c)?;
+        }
         let mut conn = conn;
         let p = &*progress;
         match spec.base {
