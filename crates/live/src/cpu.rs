@@ -105,8 +105,8 @@ pub fn allowed_cpus() -> Vec<usize> {
 
 /// Parses a `--cpu` list and checks every CPU against the ones this process may use.
 pub fn check_cpu_list(text: &str) -> Result<Vec<usize>, String> {
-    let list = parse_cpu_list(text)?;
     let allowed = allowed_cpus();
+    let list = parse_cpu_list(text).map_err(|e| format!("{e}; usable CPUs here: {}", format_cpu_list(&allowed)))?;
     let missing: Vec<usize> = list.iter().copied().filter(|c| !allowed.contains(c)).collect();
     if !missing.is_empty() {
         return Err(format!(
