@@ -288,6 +288,18 @@ fn cpu_pinning_and_refused_lists() {
     let r = &json_lines(&o)[0];
     assert_eq!(r["pinned_cpus"], serde_json::json!([0]), "{r}");
     assert!(r["value"].as_f64().unwrap() > 0.0);
+    // The data threads of both ends really run pinned (Linux: /proc/PID/task/TID/status).
+    let client = common::KillOnDrop(bin().args(["live", "stream", "--peer", &s.addr, "--time", "1500ms", "--cpu", "0", "--quiet"]).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap());
+    std::thread::sleep(Duration::from_millis(800));
+    let affinity = |pid: u32, name: &str| -> Option<String> {
+        std::fs::read_dir(format!("/proc/{pid}/task")).ok()?.flatten().find_map(|t| {
+            let comm = std::fs::read_to_string(t.path().join("comm")).ok()?;
+            (comm.trim() == name).then(|| std::fs::read_to_string(t.path().join("status")).ok())?.and_then(|st| st.lines().find(|l| l.starts_with("Cpus_allowed_list:")).map(|l| l.split_whitespace().nth(1).unwrap_or("").to_string()))
+        })
+    };
+    assert_eq!(affinity(client.0.id(), "init-0").as_deref(), Some("0"), "client's sender thread");
+    assert_eq!(affinity(s.child.id(), "resp-0").as_deref(), Some("0"), "daemon's receiver thread");
+    drop(client);
     // Unpinned runs do not carry the field.
     let o = live(&["latency", "--peer", &s.addr, "--iterations", "100", "--json", "--quiet"]);
     assert!(json_lines(&o)[0].get("pinned_cpus").is_none());
