@@ -124,8 +124,9 @@ pub struct LiveArgs {
     /// Experiment name written into the records.
     #[arg(long, default_value = "live")]
     name: String,
-    /// Stream patterns: print a row every DURATION of the measured time (as iperf3 -i), e.g.
-    /// 1s, 500ms (at least 10ms); the record gets an `intervals` array. Bytes are the senders'.
+    /// Print a row every DURATION of the measured time while the run goes on (as iperf3 -i),
+    /// e.g. 1s, 500ms (at least 10ms): streams the senders' bytes and MB/s, latency, hot-spot
+    /// and rr the samples and their mean (us). The record gets an `intervals` array.
     #[arg(long, value_name = "DURATION", value_parser = conv::positive_duration)]
     interval: Option<Duration>,
     /// Stream patterns: target sending rate of each stream in bit/s, K = 10^3, M = 10^6,
@@ -386,10 +387,21 @@ fn interval_printer(pb: ProgressBar) -> IntervalHook {
     let header = std::sync::atomic::AtomicBool::new(false);
     IntervalHook(std::sync::Arc::new(move |r: &interlab_patterns::IntervalReport| {
         let mut line = String::new();
-        if !header.swap(true, std::sync::atomic::Ordering::Relaxed) {
-            line = format!("{:>9} {:>4} {:>15} {:>14} {:>11} {:>9}\n", "interval", "rep", "seconds", "bytes", "MB/s", "Gbit/s");
+        let first = !header.swap(true, std::sync::atomic::Ordering::Relaxed);
+        match r.bytes {
+            Some(bytes) => {
+                if first {
+                    line = format!("{:>9} {:>4} {:>15} {:>14} {:>11} {:>9}\n", "interval", "rep", "seconds", "bytes", "MB/s", "Gbit/s");
+                }
+                line += &format!("{:>9} {:>4} {:>7.2}-{:<7.2} {:>14} {:>11.1} {:>9.3}", "", r.repetition, r.start_s, r.end_s, bytes, r.value, r.value * 8.0 / 1000.0);
+            }
+            None => {
+                if first {
+                    line = format!("{:>9} {:>4} {:>15} {:>10} {:>9}\n", "interval", "rep", "seconds", "samples", "mean_us");
+                }
+                line += &format!("{:>9} {:>4} {:>7.2}-{:<7.2} {:>10} {:>9.2}", "", r.repetition, r.start_s, r.end_s, r.samples.unwrap_or(0), r.value);
+            }
         }
-        line += &format!("{:>9} {:>4} {:>7.2}-{:<7.2} {:>14} {:>11.1} {:>9.3}", "", r.repetition, r.start_s, r.end_s, r.bytes, r.value, r.value * 8.0 / 1000.0);
         pb.suspend(|| {
             if conv::stdout_is_data() {
                 eprintln!("{line}");

@@ -357,7 +357,7 @@ fn new_flags_check_their_bounds() {
     for (args, expect) in [
         (&["stream", "--peer", "127.0.0.1:1", "--interval", "1ms"][..], "at least 0.01 s"),
         (&["stream", "--peer", "127.0.0.1:1", "--interval", "0"][..], "--interval"),
-        (&["latency", "--peer", "127.0.0.1:1", "--interval", "1s"][..], "--interval applies to stream patterns"),
+        (&["bandwidth", "--peer", "127.0.0.1:1", "--interval", "1s"][..], "--interval applies to stream"),
         (&["stream", "--peer", "127.0.0.1:1", "--rate", "10"][..], "out of range"),
         (&["stream", "--peer", "127.0.0.1:1", "--rate", "100Q"][..], "unknown unit"),
         (&["rr", "--peer", "127.0.0.1:1", "--rate", "1M"][..], "--rate applies to stream patterns"),
@@ -367,5 +367,27 @@ fn new_flags_check_their_bounds() {
         let o = live(args);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o));
         assert!(text(&o).contains(expect), "{args:?}: expected `{expect}` in: {}", text(&o));
+    }
+}
+
+#[test]
+fn latency_intervals_hold_every_sample() {
+    let s = serve(&[]);
+    for args in [&["latency", "--time", "600ms", "--interval", "200ms"][..], &["rr", "--iterations", "3000", "--interval", "20ms"][..]] {
+        let o = live(&[args, &["--peer", &s.addr, "--json", "--quiet"][..]].concat());
+        assert!(o.status.success(), "{}", text(&o));
+        let r = &json_lines(&o)[0];
+        let iv = r["intervals"].as_array().unwrap_or_else(|| panic!("no intervals: {r}"));
+        assert!(!iv.is_empty());
+        assert!(iv.iter().all(|i| i["unit"] == "us" && i.get("bytes").is_none()), "{r}");
+        // The calibration phases of time mode are not reported: the intervals hold exactly
+        // the measured samples, and their weighted means give the value.
+        let n: u64 = iv.iter().map(|i| i["samples"].as_u64().unwrap()).sum();
+        assert_eq!(n, r["summary"]["count"].as_u64().unwrap(), "{r}");
+        let mean = iv.iter().map(|i| i["samples"].as_f64().unwrap() * i["value"].as_f64().unwrap()).sum::<f64>() / n as f64;
+        let value = r["value"].as_f64().unwrap();
+        assert!((mean / value - 1.0).abs() < 1e-6, "{mean} vs {value}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("mean_us"), "{err}");
     }
 }

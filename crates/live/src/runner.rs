@@ -117,22 +117,25 @@ struct Intervals {
     streams: u32,
     /// Repetition the running phase measures (from 1).
     rep: u32,
-    /// (phase, index) -> (streams reported, start, latest end, bytes).
-    pending: BTreeMap<(u32, u32), (u32, u64, u64, u64)>,
+    /// Ticks of earlier phases (calibration) are not reported; set when measuring begins.
+    from_phase: u32,
+    /// Latency-like samples rather than stream bytes.
+    latency: bool,
+    /// (phase, index) -> (sources reported, start, latest end, bytes, samples, sum of samples in ps).
+    pending: BTreeMap<(u32, u32), (u32, u64, u64, u64, u64, u64)>,
     reports: Vec<IntervalReport>,
     hook: Option<IntervalHook>,
 }
 
 impl Intervals {
-    fn report(&mut self, start_ps: u64, end_ps: u64, bytes: u64) {
+    fn report(&mut self, start_ps: u64, end_ps: u64, bytes: u64, samples: u64, sum_ps: u64) {
         let secs = end_ps.saturating_sub(start_ps) as f64 / PS_PER_S as f64;
-        let r = IntervalReport {
-            repetition: self.rep,
-            start_s: start_ps as f64 / PS_PER_S as f64,
-            end_s: end_ps as f64 / PS_PER_S as f64,
-            bytes,
-            value: if secs > 0.0 { bytes as f64 / secs / 1e6 } else { 0.0 },
-            unit: "MB/s".into(),
+        let (start_s, end_s, repetition) = (start_ps as f64 / PS_PER_S as f64, end_ps as f64 / PS_PER_S as f64, self.rep);
+        let r = if self.latency {
+            let mean = if samples > 0 { sum_ps as f64 / samples as f64 / 1e6 } else { 0.0 };
+            IntervalReport { repetition, start_s, end_s, bytes: None, samples: Some(samples), value: mean, unit: "us".into() }
+        } else {
+            IntervalReport { repetition, start_s, end_s, bytes: Some(bytes), samples: None, value: if secs > 0.0 { bytes as f64 / secs / 1e6 } else { 0.0 }, unit: "MB/s".into() }
         };
         if let Some(h) = &self.hook {
             (h.0)(&r);
@@ -143,14 +146,19 @@ impl Intervals {
     /// Takes the ticks that arrived; reports every interval all streams have finished.
     fn drain(&mut self) {
         while let Ok(t) = self.rx.try_recv() {
-            let e = self.pending.entry((t.phase, t.index)).or_insert((0, t.start_ps, 0, 0));
+            if t.phase < self.from_phase {
+                continue;
+            }
+            let e = self.pending.entry((t.phase, t.index)).or_insert((0, t.start_ps, 0, 0, 0, 0));
             e.0 += 1;
             e.1 = e.1.min(t.start_ps);
             e.2 = e.2.max(t.end_ps);
             e.3 += t.bytes;
+            e.4 += t.samples;
+            e.5 += t.sum_ps;
             if e.0 >= self.streams {
-                let (_, a, b, n) = self.pending.remove(&(t.phase, t.index)).unwrap_or_default();
-                self.report(a, b, n);
+                let (_, a, b, n, k, sum) = self.pending.remove(&(t.phase, t.index)).unwrap_or_default();
+                self.report(a, b, n, k, sum);
             }
         }
     }
@@ -158,8 +166,8 @@ impl Intervals {
     /// End of a phase: reports what is left (a stream that failed did not finish its intervals).
     fn flush(&mut self) {
         self.drain();
-        for (_, (_, a, b, n)) in std::mem::take(&mut self.pending) {
-            self.report(a, b, n);
+        for (_, (_, a, b, n, k, sum)) in std::mem::take(&mut self.pending) {
+            self.report(a, b, n, k, sum);
         }
     }
 }
@@ -217,11 +225,12 @@ impl Rig {
             intervals: None,
         };
         let ex = &o.extras;
-        let stream_senders = plan.iter().filter(|c| c.base == Base::Stream && c.initiator == Side::Local).count() as u32;
+        let sources = plan.iter().filter(|c| interval_source(c.base) && c.initiator == Side::Local).count() as u32;
         let tick_tx = match ex.interval {
-            Some(d) if stream_senders > 0 => {
+            Some(d) if sources > 0 => {
                 let (tx, rx) = channel();
-                rig.intervals = Some(Intervals { rx, streams: stream_senders, rep: 1, pending: BTreeMap::new(), reports: vec![], hook: ex.on_interval.clone() });
+                let latency = w.kind.base() != Base::Stream;
+                rig.intervals = Some(Intervals { rx, streams: sources, rep: 1, from_phase: u32::MAX, latency, pending: BTreeMap::new(), reports: vec![], hook: ex.on_interval.clone() });
                 Some((tx, secs_to_ps(d.as_secs_f64())))
             }
             _ => None,
@@ -268,10 +277,11 @@ impl Rig {
                         let (rtx, rrx) = channel();
                         let progress = Arc::new(AtomicU64::new(0));
                         let stream = c.base == Base::Stream;
+                        let ticks = interval_source(c.base);
                         let extras = InitExtras {
                             rate_bps: if stream { ex.rate_bps.unwrap_or(0) } else { 0 },
-                            interval_ps: if stream { tick_tx.as_ref().map_or(0, |t| t.1) } else { 0 },
-                            intervals: if stream { tick_tx.as_ref().map(|t| t.0.clone()) } else { None },
+                            interval_ps: if ticks { tick_tx.as_ref().map_or(0, |t| t.1) } else { 0 },
+                            intervals: if ticks { tick_tx.as_ref().map(|t| t.0.clone()) } else { None },
                             source: rig.inits.len() as u32,
                             cpu: crate::cpu::cpu_for(&ex.cpus, threads),
                         };
@@ -440,6 +450,11 @@ impl Rig {
     }
 }
 
+/// Channels that report intervals: stream senders, ping-pong and request/response initiators.
+fn interval_source(b: Base) -> bool {
+    matches!(b, Base::Stream | Base::PingPong | Base::Txn(interlab_patterns::TxnKind::RequestResponse))
+}
+
 /// Checks what can be checked before connecting.
 pub fn check(o: &PointOptions) -> Result<(), String> {
     let w = &o.workload;
@@ -464,8 +479,8 @@ pub fn check(o: &PointOptions) -> Result<(), String> {
     }
     let stream = w.kind.base() == Base::Stream;
     if let Some(d) = o.extras.interval {
-        if !stream {
-            return Err(format!("--interval applies to stream patterns (stream, multi-stream), not {}", w.kind.name()));
+        if !interval_source(w.kind.base()) {
+            return Err(format!("--interval applies to stream, multi-stream, latency, hot-spot and rr, not {}", w.kind.name()));
         }
         let every = d.as_secs_f64();
         if every < MIN_INTERVAL_S {
@@ -735,6 +750,9 @@ fn measure(
             }
         }
     };
+    if let Some(iv) = &mut rig.intervals {
+        iv.from_phase = rig.next_phase + 1;
+    }
     loop {
         if let Some(iv) = &mut rig.intervals {
             iv.rep = c.values.len() as u32 + 1;

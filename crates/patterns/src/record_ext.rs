@@ -55,20 +55,25 @@ pub struct ConfidenceReport {
     pub met: bool,
 }
 
-/// One reporting interval of a time-bounded run (`live --interval`): what the senders handed
-/// to the transport between `start_s` and `end_s` (seconds from the start of the measured
-/// part of the repetition), summed over the streams.
+/// One reporting interval of a run (`live --interval`), `start_s` to `end_s` seconds from the
+/// start of the measured part of the repetition: for streams, what the senders handed to the
+/// transport, summed over the streams; for latency-like patterns, the samples that finished
+/// in the interval, pooled over the channels.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct IntervalReport {
     /// Repetition, from 1.
     pub repetition: u32,
     pub start_s: f64,
     pub end_s: f64,
-    /// Bytes in the interval.
-    pub bytes: u64,
-    /// Rate over the interval, in `unit`.
+    /// Streams: bytes in the interval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<u64>,
+    /// Latency-like patterns: samples that finished in the interval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub samples: Option<u64>,
+    /// Streams: rate over the interval; latency-like: mean of its samples. In `unit`.
     pub value: f64,
-    /// "MB/s" (10^6 bytes per second).
+    /// "MB/s" (10^6 bytes per second) or "us".
     pub unit: String,
 }
 

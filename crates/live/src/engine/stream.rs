@@ -126,7 +126,7 @@ impl<'a> IntervalClock<'a> {
 
     fn emit(&mut self, start_ps: u64, end_ps: u64, bytes: u64) {
         if let Some(tx) = &self.extras.intervals {
-            let _ = tx.send(IntervalTick { source: self.extras.source, phase: self.phase, index: self.index as u32, start_ps, end_ps, bytes: bytes - self.last_bytes });
+            let _ = tx.send(IntervalTick { source: self.extras.source, phase: self.phase, index: self.index as u32, start_ps, end_ps, bytes: bytes - self.last_bytes, samples: 0, sum_ps: 0 });
         }
         self.last_bytes = bytes;
         self.index += 1;
