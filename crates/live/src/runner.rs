@@ -77,7 +77,7 @@ pub const MAX_INTERVALS: u64 = 100_000;
 pub const MIN_RATE_BPS: u64 = 1_000;
 pub const MAX_RATE_BPS: u64 = 10_000_000_000_000;
 
-/// Called with each interval as it finishes (all streams reported it).
+/// Called with each interval as it finishes (every reporting channel finished it).
 #[derive(Clone)]
 pub struct IntervalHook(pub Arc<dyn Fn(&IntervalReport) + Send + Sync>);
 
@@ -90,7 +90,8 @@ impl std::fmt::Debug for IntervalHook {
 /// What a point may do beyond measuring (`live --interval --rate --cpu --samples`).
 #[derive(Debug, Clone, Default)]
 pub struct PointExtras {
-    /// Stream patterns: report each interval of this length (the senders' bytes).
+    /// Report each interval of this length: streams (the senders' bytes), ping-pong and rr
+    /// (the samples finished in it).
     pub interval: Option<Duration>,
     /// Stream patterns: target sending rate of each stream, bit/s.
     pub rate_bps: Option<u64>,
@@ -111,7 +112,7 @@ pub struct PointOutcome {
     pub samples: Vec<Vec<f64>>,
 }
 
-/// Sums the stream senders' interval ticks over streams and turns them into reports.
+/// Sums the initiators' interval ticks over channels and turns them into reports.
 struct Intervals {
     rx: Receiver<IntervalTick>,
     streams: u32,
@@ -205,7 +206,7 @@ struct Rig {
     next_phase: u32,
     /// Stream channels: (session, chan) -> (bytes sent, bytes the daemon received), over the connection.
     stream_bytes: BTreeMap<(usize, u32), (u64, u64)>,
-    /// `--interval`: the stream senders' reports.
+    /// `--interval`: the initiators' reports.
     intervals: Option<Intervals>,
 }
 
