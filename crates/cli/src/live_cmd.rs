@@ -10,7 +10,7 @@ use crate::conv::{self, Dest, Fail};
 use interlab_live::output::{csv_header, csv_row, table_header, table_row_once};
 use std::collections::BTreeSet;
 use interlab_live::record::to_json_line;
-use interlab_live::runner::{run_point, PointOptions, RunLength};
+use interlab_live::runner::{run_point, IntervalHook, PointExtras, PointOptions, RunLength};
 use interlab_live::{parse_peer, ServeConfig, Server, Transport, DEFAULT_PORT};
 use interlab_patterns::{parse_sizes, ConfidenceRule, ExtendedRecord, Workload, WorkloadKind};
 use std::io::Write;
@@ -47,6 +47,10 @@ pub struct ServeArgs {
     /// Connections still in their handshake at once (1 to 4096); a new one beyond this drops the oldest.
     #[arg(long, default_value_t = 16)]
     max_preauth: usize,
+    /// Pin the data threads of every session to these CPUs, round-robin (as taskset): e.g. 0,1
+    /// or 0-3; each must be one this process may run on.
+    #[arg(long, value_name = "LIST")]
+    cpu: Option<String>,
     /// Do not log sessions on stderr.
     #[arg(long, short)]
     quiet: bool,
@@ -120,6 +124,24 @@ pub struct LiveArgs {
     /// Experiment name written into the records.
     #[arg(long, default_value = "live")]
     name: String,
+    /// Print a row every DURATION of the measured time while the run goes on (as iperf3 -i),
+    /// e.g. 1s, 500ms (at least 10ms): streams the senders' bytes and MB/s, latency, hot-spot
+    /// and rr the samples and their mean (us). The record gets an `intervals` array.
+    #[arg(long, value_name = "DURATION", value_parser = conv::positive_duration)]
+    interval: Option<Duration>,
+    /// Stream patterns: target sending rate of each stream in bit/s, K = 10^3, M = 10^6,
+    /// G = 10^9 (as iperf3 -b: 100M = 100 Mbit/s); the sender paces its writes.
+    #[arg(long, value_name = "RATE", value_parser = parse_rate)]
+    rate: Option<u64>,
+    /// Pin this end's data threads to these CPUs, round-robin (as iperf3 -A, taskset): e.g. 0,1 or 0-3.
+    #[arg(long, value_name = "LIST")]
+    cpu: Option<String>,
+    /// Latency-like patterns: print a histogram of the samples (log-spaced buckets, us) under each row.
+    #[arg(long)]
+    histogram: bool,
+    /// Latency-like patterns: write every sample to FILE as CSV (size_bytes,repetition,index,latency_us).
+    #[arg(long, value_name = "FILE")]
+    samples: Option<PathBuf>,
     /// Time to wait for a daemon to answer a connection.
     #[arg(long, default_value = "5s", value_name = "DURATION", value_parser = conv::positive_duration)]
     connect_timeout: Duration,
@@ -170,13 +192,49 @@ pub fn serve(a: ServeArgs) -> CmdResult {
         max_sessions: count("max-sessions", a.max_sessions, 4096)?,
         max_preauth: count("max-preauth", a.max_preauth, 4096)?,
         verbose: !a.quiet,
+        cpus: cpu_list(&a.cpu)?,
     };
     let auth = if cfg.token.is_some() { "on" } else { "off" };
+    let pinned = if cfg.cpus.is_empty() { String::new() } else { format!(", data threads on CPUs {}", interlab_live::cpu::format_cpu_list(&cfg.cpus)) };
     let server = Server::bind(cfg)?;
-    println!("interlab serve: listening on {} (control protocol {}, auth {auth})", server.local_addr(), interlab_live::proto::PROTOCOL_VERSION);
+    println!("interlab serve: listening on {} (control protocol {}, auth {auth}{pinned})", server.local_addr(), interlab_live::proto::PROTOCOL_VERSION);
     let _ = std::io::stdout().flush();
     server.run();
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--cpu LIST`, checked against the CPUs this process may use.
+fn cpu_list(text: &Option<String>) -> Result<Vec<usize>, String> {
+    match text {
+        None => Ok(vec![]),
+        Some(t) => interlab_live::cpu::check_cpu_list(t).map_err(|e| format!("--cpu {t}: {e}")),
+    }
+}
+
+/// A rate in bit/s with decimal units as iperf3 -b takes it: `100M` = 100 Mbit/s; K = 10^3,
+/// M = 10^6, G = 10^9, T = 10^12; a bare number is bit/s (a clap value parser).
+pub fn parse_rate(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let (num, mult) = match t.char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() => {
+            let m = match c.to_ascii_uppercase() {
+                'K' => 1e3,
+                'M' => 1e6,
+                'G' => 1e9,
+                'T' => 1e12,
+                _ => return Err(format!("`{text}`: unknown unit `{c}` (bit/s with K, M, G, T = 10^3, 10^6, 10^9, 10^12, e.g. 100M)")),
+            };
+            (&t[..i], m)
+        }
+        _ => (t, 1.0),
+    };
+    let v: f64 = num.parse().map_err(|_| format!("`{text}`: expected a rate in bit/s such as 100M, 1.5G or 500K"))?;
+    let bps = v * mult;
+    let (lo, hi) = (interlab_live::runner::MIN_RATE_BPS as f64, interlab_live::runner::MAX_RATE_BPS as f64);
+    if !bps.is_finite() || bps < lo || bps > hi {
+        return Err(format!("`{text}`: out of range (1K to 10T bit/s)"));
+    }
+    Ok(bps.round() as u64)
 }
 
 fn pair(name: &str, text: &str) -> Result<(String, String), String> {
@@ -242,9 +300,16 @@ pub fn live(a: LiveArgs) -> CmdResult {
         Some(b) => u32::try_from(b).ok().filter(|&v| v <= interlab_live::dataplane::MAX_SOCKBUF).ok_or_else(|| format!("--sockbuf {b}: out of range (at most 1 GiB)"))?,
     };
     let confidence = confidence(&a)?;
+    let cpus = cpu_list(&a.cpu)?;
+    let latency_like = matches!(kind.base(), interlab_patterns::Base::PingPong | interlab_patterns::Base::Txn(_));
+    if (a.histogram || a.samples.is_some()) && !latency_like {
+        return Err(format!("--histogram and --samples apply to latency-like patterns (latency, hot-spot, connect, crr, rr), not {}", kind.name()).into());
+    }
     let tok = token(&a.auth_token, &a.auth_token_file)?;
     let command = format!("interlab {}", std::env::args().skip(1).filter(|x| !x.starts_with("--auth-token=")).collect::<Vec<_>>().join(" "));
     let command = redact(&command);
+    let pb = bar(a.quiet, sizes.len());
+    let hook = a.interval.map(|_| interval_printer(pb.clone()));
     let mut opts: Vec<PointOptions> = Vec::new();
     for &size in &sizes {
         let w = Workload { kind, size, response_size: a.response_size.unwrap_or(size), window: a.window, streams, peers: peers.len() as u32 };
@@ -259,19 +324,40 @@ pub fn live(a: LiveArgs) -> CmdResult {
             experiment: a.name.clone(),
             command: command.clone(),
             connect_timeout: a.connect_timeout,
+            extras: PointExtras { interval: a.interval, rate_bps: a.rate, cpus: cpus.clone(), keep_samples: a.histogram || a.samples.is_some(), on_interval: hook.clone() },
         };
         // Bad parameters are reported before anything runs.
         interlab_live::runner::check(&o).map_err(|e| format!("{} {size} B: {e}", kind.name()))?;
         opts.push(o);
     }
     let mut sink = Sink::new(&a)?;
-    let pb = bar(a.quiet, opts.len());
+    let mut samples_file = match &a.samples {
+        None => None,
+        Some(p) => {
+            let mut f = std::io::BufWriter::new(std::fs::File::create(p).map_err(|e| Fail::Input(format!("--samples {}: cannot write: {e}", p.display())))?);
+            writeln!(f, "size_bytes,repetition,index,latency_us").map_err(|e| Fail::Input(format!("--samples {}: {e}", p.display())))?;
+            Some((p.clone(), f))
+        }
+    };
     let mut failed = false;
     for (i, o) in opts.iter().enumerate() {
         pb.set_message(format!("{} {} B", kind.name(), o.workload.size));
         let out = run_point(o).map_err(Fail::run)?;
         pb.inc(1);
         pb.suspend(|| sink.write(&out.record))?;
+        if a.histogram && out.record.live.error.is_none() {
+            let all: Vec<f64> = out.samples.iter().flatten().copied().collect();
+            pb.suspend(|| sink.note(&conv_lines(&interlab_live::output::histogram_lines(&all))))?;
+        }
+        if let Some((p, f)) = &mut samples_file {
+            let io = |e: std::io::Error| Fail::Run(format!("--samples {}: {e}", p.display()));
+            for (rep, v) in out.samples.iter().enumerate() {
+                for (i, x) in v.iter().enumerate() {
+                    writeln!(f, "{},{},{i},{x}", o.workload.size, rep + 1).map_err(io)?;
+                }
+            }
+            f.flush().map_err(io)?;
+        }
         if let Some(e) = &out.error {
             failed = true;
             if e.peer_level {
@@ -285,7 +371,47 @@ pub fn live(a: LiveArgs) -> CmdResult {
     }
     pb.finish_and_clear();
     sink.finish()?;
+    if let Some((p, _)) = samples_file {
+        eprintln!("wrote {}", p.display());
+    }
     Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+fn conv_lines(lines: &[String]) -> String {
+    lines.join("\n")
+}
+
+/// Prints each interval as it finishes: with the table on standard output, else on standard
+/// error (standard output then carries JSON or CSV only).
+fn interval_printer(pb: ProgressBar) -> IntervalHook {
+    let header = std::sync::atomic::AtomicBool::new(false);
+    IntervalHook(std::sync::Arc::new(move |r: &interlab_patterns::IntervalReport| {
+        let mut line = String::new();
+        let first = !header.swap(true, std::sync::atomic::Ordering::Relaxed);
+        match r.bytes {
+            Some(bytes) => {
+                if first {
+                    line = format!("{:>9} {:>4} {:>15} {:>14} {:>11} {:>9}\n", "interval", "rep", "seconds", "bytes", "MB/s", "Gbit/s");
+                }
+                line += &format!("{:>9} {:>4} {:>7.2}-{:<7.2} {:>14} {:>11.1} {:>9.3}", "", r.repetition, r.start_s, r.end_s, bytes, r.value, r.value * 8.0 / 1000.0);
+            }
+            None => {
+                if first {
+                    line = format!("{:>9} {:>4} {:>15} {:>10} {:>9}\n", "interval", "rep", "seconds", "samples", "mean_us");
+                }
+                line += &format!("{:>9} {:>4} {:>7.2}-{:<7.2} {:>10} {:>9.2}", "", r.repetition, r.start_s, r.end_s, r.samples.unwrap_or(0), r.value);
+            }
+        }
+        pb.suspend(|| {
+            if conv::stdout_is_data() {
+                eprintln!("{line}");
+            } else {
+                let mut o = std::io::stdout().lock();
+                let _ = writeln!(o, "{line}");
+                let _ = o.flush();
+            }
+        });
+    }))
 }
 
 /// Hides a token given on the command line.
@@ -384,6 +510,17 @@ impl Sink {
         Ok(())
     }
 
+    /// Lines under the last row (a histogram): with the table, else on standard error.
+    fn note(&mut self, text: &str) -> Result<(), Fail> {
+        if self.table {
+            let mut out = std::io::stdout().lock();
+            writeln!(out, "{text}").and_then(|_| out.flush()).map_err(|e| Fail::Run(format!("writing records: {e}")))
+        } else {
+            eprintln!("{text}");
+            Ok(())
+        }
+    }
+
     fn finish(self) -> Result<(), Fail> {
         if let Some((d, j, c)) = self.files {
             j.sync_all().and_then(|_| c.sync_all()).map_err(|e| format!("{}: {e}", d.display()))?;
@@ -411,6 +548,19 @@ pub fn bench_compare(a: CompareArgs) -> CmdResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rates_take_decimal_units() {
+        assert_eq!(parse_rate("100M").unwrap(), 100_000_000);
+        assert_eq!(parse_rate("1.5G").unwrap(), 1_500_000_000);
+        assert_eq!(parse_rate("500k").unwrap(), 500_000);
+        assert_eq!(parse_rate("2000").unwrap(), 2000);
+        assert!(parse_rate("10").unwrap_err().contains("out of range"));
+        assert!(parse_rate("100X").unwrap_err().contains("unknown unit"));
+        assert!(parse_rate("fast").is_err());
+        assert!(parse_rate("-5M").is_err());
+        assert!(parse_rate("1e300M").is_err());
+    }
 
     #[test]
     fn tokens_are_redacted() {

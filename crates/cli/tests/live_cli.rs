@@ -233,3 +233,161 @@ fn token_from_the_environment_and_serve_limits() {
         assert!(text(&o).contains(expect), "{args:?}: {}", text(&o));
     }
 }
+
+#[test]
+fn stream_intervals_add_up_to_the_total() {
+    let s = serve(&[]);
+    // JSON to stdout: the interval rows go to stderr while the run goes on.
+    let o = live(&["multi-stream", "--peer", &s.addr, "--streams", "2", "--time", "1s", "--warmup-time", "100ms", "--interval", "250ms", "--json", "--quiet"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let r = &json_lines(&o)[0];
+    let iv = r["intervals"].as_array().unwrap_or_else(|| panic!("no intervals: {r}"));
+    assert_eq!(iv.len(), 4, "{r}");
+    for (k, i) in iv.iter().enumerate() {
+        assert_eq!(i["repetition"], 1);
+        assert_eq!(i["unit"], "MB/s");
+        assert!((i["start_s"].as_f64().unwrap() - 0.25 * k as f64).abs() < 1e-9, "{i}");
+        assert!(i["end_s"].as_f64().unwrap() > i["start_s"].as_f64().unwrap());
+        assert!(i["bytes"].as_u64().unwrap() > 0);
+    }
+    assert!((iv[3]["end_s"].as_f64().unwrap() - 1.0).abs() < 0.1, "{}", iv[3]);
+    // The senders' bytes over the measured second against the receivers' rate: the same
+    // bytes, timed at the two ends.
+    let bytes: u64 = iv.iter().map(|i| i["bytes"].as_u64().unwrap()).sum();
+    let total = r["value"].as_f64().unwrap() * 1e6 * r["duration_s"].as_f64().unwrap();
+    assert!((bytes as f64 / total - 1.0).abs() < 0.15, "intervals {bytes} B, total {total} B");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err.lines().filter(|l| l.contains("0.75-")).count(), 1, "{err}");
+    // Without --interval the record has no intervals.
+    let o = live(&["stream", "--peer", &s.addr, "--time", "200ms", "--json", "--quiet"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(json_lines(&o)[0].get("intervals").is_none());
+}
+
+#[test]
+fn udp_stream_at_a_target_rate() {
+    let s = serve(&[]);
+    let o = live(&["stream", "--transport", "udp", "--sizes", "8K", "--peer", &s.addr, "--time", "1s", "--rate", "50M", "--json", "--quiet"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let r = &json_lines(&o)[0];
+    assert_eq!(r["offered_rate_mbps"].as_f64(), Some(50.0), "{r}");
+    let achieved = r["achieved_rate_mbps"].as_f64().unwrap();
+    assert!((achieved / 50.0 - 1.0).abs() < 0.10, "achieved {achieved} Mbit/s: {r}");
+    assert!((r["value"].as_f64().unwrap() * 8.0 - achieved).abs() < 1e-6);
+    assert!(r["loss_pct"].as_f64().is_some(), "{r}");
+    // A paced sender sleeps: this client's own CPU stays far from a whole core.
+    let own = r["cpu_local"]["process_pct"].as_f64().unwrap();
+    assert!(own < 60.0, "client CPU {own} % of one CPU");
+}
+
+#[test]
+fn cpu_pinning_and_refused_lists() {
+    let s = serve(&["--cpu", "0"]);
+    let o = live(&["latency", "--peer", &s.addr, "--iterations", "300", "--cpu", "0", "--json", "--quiet"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let r = &json_lines(&o)[0];
+    assert_eq!(r["pinned_cpus"], serde_json::json!([0]), "{r}");
+    assert!(r["value"].as_f64().unwrap() > 0.0);
+    // The data threads of both ends really run pinned (Linux: /proc/PID/task/TID/status).
+    let client = common::KillOnDrop(bin().args(["live", "stream", "--peer", &s.addr, "--time", "1500ms", "--cpu", "0", "--quiet"]).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap());
+    std::thread::sleep(Duration::from_millis(800));
+    let affinity = |pid: u32, name: &str| -> Option<String> {
+        std::fs::read_dir(format!("/proc/{pid}/task")).ok()?.flatten().find_map(|t| {
+            let comm = std::fs::read_to_string(t.path().join("comm")).ok()?;
+            (comm.trim() == name).then(|| std::fs::read_to_string(t.path().join("status")).ok())?.and_then(|st| st.lines().find(|l| l.starts_with("Cpus_allowed_list:")).map(|l| l.split_whitespace().nth(1).unwrap_or("").to_string()))
+        })
+    };
+    assert_eq!(affinity(client.0.id(), "init-0").as_deref(), Some("0"), "client's sender thread");
+    assert_eq!(affinity(s.child.id(), "resp-0").as_deref(), Some("0"), "daemon's receiver thread");
+    drop(client);
+    // Unpinned runs do not carry the field.
+    let o = live(&["latency", "--peer", &s.addr, "--iterations", "100", "--json", "--quiet"]);
+    assert!(json_lines(&o)[0].get("pinned_cpus").is_none());
+    for args in [&["--cpu", "9999"][..], &["--cpu", "1-0"][..], &["--cpu", "x"][..]] {
+        let o = live(&[&["latency", "--peer", &s.addr][..], args].concat());
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o));
+        assert!(text(&o).contains("--cpu"), "{}", text(&o));
+    }
+    assert!(text(&live(&["latency", "--peer", &s.addr, "--cpu", "9999"])).contains("usable CPUs"));
+    let o = bin().args(["serve", "--port", "0", "--cpu", "9999"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+}
+
+#[test]
+fn samples_file_and_histogram() {
+    let s = serve(&[]);
+    let f = std::env::temp_dir().join(format!("interlab-live-samples-{}.csv", std::process::id()));
+    let o = live(&["latency", "--peer", &s.addr, "--sizes", "64,1K", "--iterations", "500", "--confidence", "95,90", "--reps", "2,2", "--samples", f.to_str().unwrap(), "--histogram", "--quiet"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let csv = std::fs::read_to_string(&f).unwrap();
+    let mut lines = csv.lines();
+    assert_eq!(lines.next(), Some("size_bytes,repetition,index,latency_us"));
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    // 2 sizes x 2 repetitions x 500 samples.
+    assert_eq!(rows.len(), 2000);
+    assert_eq!(rows.iter().filter(|r| r[0] == "1024" && r[1] == "2").count(), 500);
+    assert_eq!(rows.last().unwrap()[2], "499");
+    assert!(rows.iter().all(|r| r[3].parse::<f64>().unwrap() > 0.0));
+    // The histogram under each row holds every sample of the point.
+    let out = String::from_utf8_lossy(&o.stdout);
+    let mut sums = vec![];
+    let mut cur: Option<u64> = None;
+    for l in out.lines() {
+        if l.contains("histogram of") {
+            assert!(l.contains("1000 samples"), "{l}");
+            if let Some(c) = cur.take() {
+                sums.push(c);
+            }
+            cur = Some(0);
+        } else if let (Some(c), true) = (cur.as_mut(), l.trim_start().starts_with('[')) {
+            let count: u64 = l.split(')').nth(1).unwrap().split_whitespace().next().unwrap().parse().unwrap();
+            *c += count;
+        }
+    }
+    sums.extend(cur);
+    assert_eq!(sums, vec![1000, 1000], "{out}");
+    // Not for bandwidth patterns.
+    let o = live(&["stream", "--peer", &s.addr, "--histogram"]);
+    assert_eq!(o.status.code(), Some(2));
+    let _ = std::fs::remove_file(&f);
+}
+
+#[test]
+fn new_flags_check_their_bounds() {
+    for (args, expect) in [
+        (&["stream", "--peer", "127.0.0.1:1", "--interval", "1ms"][..], "at least 0.01 s"),
+        (&["stream", "--peer", "127.0.0.1:1", "--interval", "0"][..], "--interval"),
+        (&["bandwidth", "--peer", "127.0.0.1:1", "--interval", "1s"][..], "--interval applies to stream"),
+        (&["stream", "--peer", "127.0.0.1:1", "--rate", "10"][..], "out of range"),
+        (&["stream", "--peer", "127.0.0.1:1", "--rate", "100Q"][..], "unknown unit"),
+        (&["rr", "--peer", "127.0.0.1:1", "--rate", "1M"][..], "--rate applies to stream patterns"),
+        (&["bandwidth", "--peer", "127.0.0.1:1", "--samples", "/tmp/x.csv"][..], "latency-like"),
+        (&["latency", "--peer", "127.0.0.1:1", "--samples", "/nonexistent-dir/x.csv"][..], "--samples"),
+    ] {
+        let o = live(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o));
+        assert!(text(&o).contains(expect), "{args:?}: expected `{expect}` in: {}", text(&o));
+    }
+}
+
+#[test]
+fn latency_intervals_hold_every_sample() {
+    let s = serve(&[]);
+    for args in [&["latency", "--time", "600ms", "--interval", "200ms"][..], &["rr", "--iterations", "3000", "--interval", "20ms"][..]] {
+        let o = live(&[args, &["--peer", &s.addr, "--json", "--quiet"][..]].concat());
+        assert!(o.status.success(), "{}", text(&o));
+        let r = &json_lines(&o)[0];
+        let iv = r["intervals"].as_array().unwrap_or_else(|| panic!("no intervals: {r}"));
+        assert!(!iv.is_empty());
+        assert!(iv.iter().all(|i| i["unit"] == "us" && i.get("bytes").is_none()), "{r}");
+        // The calibration phases of time mode are not reported: the intervals hold exactly
+        // the measured samples, and their weighted means give the value.
+        let n: u64 = iv.iter().map(|i| i["samples"].as_u64().unwrap()).sum();
+        assert_eq!(n, r["summary"]["count"].as_u64().unwrap(), "{r}");
+        let mean = iv.iter().map(|i| i["samples"].as_f64().unwrap() * i["value"].as_f64().unwrap()).sum::<f64>() / n as f64;
+        let value = r["value"].as_f64().unwrap();
+        assert!((mean / value - 1.0).abs() < 1e-6, "{mean} vs {value}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("mean_us"), "{err}");
+    }
+}

@@ -334,6 +334,7 @@ pub fn point(o: &CalibrateOptions, kind: WorkloadKind, transport: Transport, siz
         experiment: "calibrate".into(),
         command: "interlab calibrate".into(),
         connect_timeout: o.connect_timeout,
+        extras: Default::default(),
     };
     crate::runner::check(&po).map_err(|e| format!("{} {size} B: {e}", kind.name()))?;
     let out = run_point(&po)?;

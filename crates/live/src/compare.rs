@@ -225,6 +225,7 @@ fn interlab(addr: std::net::SocketAddr, kind: WorkloadKind, transport: Transport
         experiment: "bench-compare".into(),
         command: "interlab bench compare".into(),
         connect_timeout: Duration::from_secs(5),
+        extras: Default::default(),
     };
     let out = run_point(&o)?;
     if let Some(e) = out.error {

@@ -40,6 +40,105 @@ pub fn cpus() -> u32 {
     std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1)
 }
 
+/// Highest CPU number a `--cpu` list may name (the size of the kernel's default cpu_set_t).
+pub const MAX_CPU: usize = libc::CPU_SETSIZE as usize - 1;
+
+/// Parses a CPU list as taskset and iperf3 `-A` take it: numbers and inclusive ranges
+/// separated by commas (`0`, `0,2`, `0-3`, `0-1,4`). The result is sorted, without
+/// duplicates, each at most [`MAX_CPU`].
+pub fn parse_cpu_list(text: &str) -> Result<Vec<usize>, String> {
+    let mut out = Vec::new();
+    let num = |t: &str| -> Result<usize, String> {
+        let t = t.trim();
+        let v: usize = t.parse().map_err(|_| format!("`{t}` is not a CPU number (expected e.g. 0,1 or 0-3)"))?;
+        if v > MAX_CPU {
+            return Err(format!("CPU {v} is out of range (0 to {MAX_CPU})"));
+        }
+        Ok(v)
+    };
+    for part in text.split(',') {
+        if part.trim().is_empty() {
+            return Err(format!("`{text}`: empty entry (expected e.g. 0,1 or 0-3)"));
+        }
+        match part.split_once('-') {
+            Some((a, b)) => {
+                let (a, b) = (num(a)?, num(b)?);
+                if a > b {
+                    return Err(format!("`{part}`: a range runs from low to high (e.g. 0-3)"));
+                }
+                out.extend(a..=b);
+            }
+            None => out.push(num(part)?),
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    Ok(out)
+}
+
+/// Writes a CPU list compactly (`0-3,6`).
+pub fn format_cpu_list(cpus: &[usize]) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < cpus.len() {
+        let mut j = i;
+        while j + 1 < cpus.len() && cpus[j + 1] == cpus[j] + 1 {
+            j += 1;
+        }
+        parts.push(if j > i { format!("{}-{}", cpus[i], cpus[j]) } else { cpus[i].to_string() });
+        i = j + 1;
+    }
+    parts.join(",")
+}
+
+/// CPUs this process may run on (its affinity mask; every online CPU unless restricted).
+pub fn allowed_cpus() -> Vec<usize> {
+    // SAFETY: sched_getaffinity fills the zeroed set we own; CPU_ISSET reads it.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+            return (0..cpus() as usize).collect();
+        }
+        (0..=MAX_CPU).filter(|&c| libc::CPU_ISSET(c, &set)).collect()
+    }
+}
+
+/// Parses a `--cpu` list and checks every CPU against the ones this process may use.
+pub fn check_cpu_list(text: &str) -> Result<Vec<usize>, String> {
+    let allowed = allowed_cpus();
+    let list = parse_cpu_list(text).map_err(|e| format!("{e}; usable CPUs here: {}", format_cpu_list(&allowed)))?;
+    let missing: Vec<usize> = list.iter().copied().filter(|c| !allowed.contains(c)).collect();
+    if !missing.is_empty() {
+        return Err(format!(
+            "CPU {} not available on this machine (usable CPUs: {})",
+            format_cpu_list(&missing),
+            format_cpu_list(&allowed)
+        ));
+    }
+    Ok(list)
+}
+
+/// The CPU the `k`-th data thread is pinned to: the list round-robin (None: no pinning).
+pub fn cpu_for(list: &[usize], k: usize) -> Option<usize> {
+    (!list.is_empty()).then(|| list[k % list.len()])
+}
+
+/// Pins the calling thread to one CPU (sched_setaffinity on the thread).
+pub fn pin_current_thread(cpu: usize) -> Result<(), String> {
+    if cpu > MAX_CPU {
+        return Err(format!("CPU {cpu} is out of range"));
+    }
+    // SAFETY: CPU_SET on a zeroed set we own (cpu < CPU_SETSIZE); pid 0 is this thread.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+            return Err(format!("cannot pin a data thread to CPU {cpu}: {}", std::io::Error::last_os_error()));
+        }
+    }
+    Ok(())
+}
+
 impl CpuSnapshot {
     pub fn take() -> CpuSnapshot {
         let (busy_ticks, total_ticks) = std::fs::read_to_string("/proc/stat").ok().and_then(|t| parse_proc_stat(&t)).unwrap_or((0, 0));
@@ -117,5 +216,28 @@ mod tests {
         std::thread::sleep(std::time::Duration::from_millis(20));
         let d = s.until(&CpuSnapshot::take());
         assert!(d.window_us >= 20_000 && d.total_ticks > 0, "{d:?}");
+    }
+
+    #[test]
+    fn cpu_lists() {
+        assert_eq!(parse_cpu_list("0").unwrap(), vec![0]);
+        assert_eq!(parse_cpu_list("0,1").unwrap(), vec![0, 1]);
+        assert_eq!(parse_cpu_list("0-3").unwrap(), vec![0, 1, 2, 3]);
+        assert_eq!(parse_cpu_list("5, 1-2,2").unwrap(), vec![1, 2, 5]);
+        assert!(parse_cpu_list("3-1").unwrap_err().contains("low to high"));
+        assert!(parse_cpu_list("").is_err());
+        assert!(parse_cpu_list("0,,1").unwrap_err().contains("empty"));
+        assert!(parse_cpu_list("x").unwrap_err().contains("not a CPU number"));
+        assert!(parse_cpu_list("-1").is_err());
+        assert!(parse_cpu_list("99999").unwrap_err().contains("out of range"));
+        assert_eq!(format_cpu_list(&[0, 1, 2, 3, 6, 8, 9]), "0-3,6,8-9");
+        assert_eq!(cpu_for(&[2, 5], 3), Some(5));
+        assert_eq!(cpu_for(&[], 3), None);
+        let allowed = allowed_cpus();
+        assert!(!allowed.is_empty());
+        assert_eq!(check_cpu_list(&allowed[0].to_string()).unwrap(), vec![allowed[0]]);
+        assert!(check_cpu_list("1023").unwrap_err().contains("not available"));
+        // Pinning this test thread to a CPU it may use works.
+        std::thread::spawn(move || pin_current_thread(allowed[0])).join().unwrap().unwrap();
     }
 }

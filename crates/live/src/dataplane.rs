@@ -161,6 +161,8 @@ pub struct DataPlane {
     /// Datagrams dropped because they came from another address than the control peer's
     /// or did not carry the session's cookie.
     pub dropped_datagrams: u64,
+    /// `serve --cpu`: the data threads are pinned to these CPUs, round-robin (empty: not pinned).
+    pub cpus: Vec<usize>,
 }
 
 impl DataPlane {
@@ -217,6 +219,7 @@ impl DataPlane {
             watch: vec![],
             pending: vec![],
             dropped_datagrams: 0,
+            cpus: vec![],
         };
         Ok((plane, ok))
     }
@@ -304,9 +307,15 @@ impl DataPlane {
         let sockbuf = self.setup.sockbuf;
         let progress = Arc::new(AtomicU64::new(0));
         self.progress.push(progress.clone());
+        let cpu = crate::cpu::cpu_for(&self.cpus, 0);
         let h = std::thread::Builder::new()
             .name("txn-accept".into())
-            .spawn(move || serve_connecting(&spec, &l, sockbuf, &stop, &progress))
+            .spawn(move || {
+                if let Some(c) = cpu {
+                    crate::cpu::pin_current_thread(c)?;
+                }
+                serve_connecting(&spec, &l, sockbuf, &stop, &progress)
+            })
             .map_err(|e| e.to_string())?;
         self.txn_thread = Some(h);
         Ok(())
@@ -314,7 +323,8 @@ impl DataPlane {
 
     fn start_workers(&mut self, conns: BTreeMap<u32, DataConn>, idle: Duration) -> Result<(), String> {
         let (rtx, rrx) = channel();
-        for (chan, conn) in conns {
+        for (k, (chan, conn)) in conns.into_iter().enumerate() {
+            let cpu = crate::cpu::cpu_for(&self.cpus, k);
             conn.tune(self.setup.sockbuf);
             if let DataConn::Udp(s) = &conn {
                 // Hellos the client repeated before our acknowledgement reached it.
@@ -345,7 +355,7 @@ impl DataPlane {
                     since: Instant::now(),
                     stalled: None,
                 });
-                let h = spawn_initiator(spec, progress, Some(conn), None, self.setup.sockbuf, self.clock, prx, rtx.clone()).map_err(|e| e.to_string())?;
+                let h = spawn_initiator(spec, progress, Some(conn), None, self.setup.sockbuf, self.clock, prx, rtx.clone(), crate::engine::InitExtras { cpu, ..Default::default() }).map_err(|e| e.to_string())?;
                 self.initiators.push((chan, ptx, h));
             } else {
                 let recv = if spec.base == BaseCode::Stream {
@@ -355,7 +365,7 @@ impl DataPlane {
                 } else {
                     None
                 };
-                let h = spawn_responder(spec, conn, self.clock, self.stop.clone(), recv, progress).map_err(|e| e.to_string())?;
+                let h = spawn_responder(spec, conn, self.clock, self.stop.clone(), recv, progress, cpu).map_err(|e| e.to_string())?;
                 self.responders.push(h);
             }
         }

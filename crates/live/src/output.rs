@@ -84,6 +84,55 @@ pub fn table_row_once(r: &ExtendedRecord, seen: &mut std::collections::BTreeSet<
     table_row(&shown)
 }
 
+/// Buckets of a latency histogram: log-spaced edges 1, 2, 5 per decade (us); every sample
+/// falls in exactly one bucket `[lo, hi)`. Returns (lo, hi, count) from the bucket of the
+/// smallest sample to that of the largest, empty ones between included.
+pub fn histogram(samples_us: &[f64]) -> Vec<(f64, f64, u64)> {
+    let finite: Vec<f64> = samples_us.iter().copied().filter(|x| x.is_finite()).collect();
+    if finite.is_empty() {
+        return vec![];
+    }
+    // Bucket k covers [edge(k), edge(k+1)), edge(3d + j) = {1, 2, 5}[j] * 10^d us.
+    let edge = |k: i64| -> f64 { [1.0, 2.0, 5.0][k.rem_euclid(3) as usize] * 10f64.powi(k.div_euclid(3) as i32) };
+    let bucket = |x: f64| -> i64 {
+        let x = x.max(1e-3);
+        let mut k = 3 * x.log10().floor() as i64;
+        while edge(k + 1) <= x {
+            k += 1;
+        }
+        while k > -9 && edge(k) > x {
+            k -= 1;
+        }
+        k
+    };
+    let ks: Vec<i64> = finite.iter().map(|&x| bucket(x)).collect();
+    let (lo, hi) = (*ks.iter().min().unwrap_or(&0), *ks.iter().max().unwrap_or(&0));
+    let mut counts = vec![0u64; (hi - lo + 1) as usize];
+    for k in ks {
+        counts[(k - lo) as usize] += 1;
+    }
+    counts.into_iter().enumerate().map(|(i, c)| (edge(lo + i as i64), edge(lo + i as i64 + 1), c)).collect()
+}
+
+/// The histogram as indented lines under a table row (`--histogram`): range, count, share
+/// and a bar.
+pub fn histogram_lines(samples_us: &[f64]) -> Vec<String> {
+    let h = histogram(samples_us);
+    let total: u64 = h.iter().map(|b| b.2).sum();
+    let most = h.iter().map(|b| b.2).max().unwrap_or(0).max(1);
+    let mut out = vec![format!("{:>9} histogram of {total} samples (us):", "")];
+    for (lo, hi, c) in h {
+        let bar = "#".repeat(((c as f64 / most as f64) * 40.0).ceil() as usize);
+        out.push(format!("{:>9} [{:>9} , {:>9}) {:>10} {:>6.2} % {bar}", "", trim(lo), trim(hi), c, 100.0 * c as f64 / total.max(1) as f64));
+    }
+    out
+}
+
+fn trim(x: f64) -> String {
+    let s = format!("{x:.3}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
 /// Live columns appended to the model's CSV columns.
 pub const CSV_LIVE_COLUMNS: &str = "p50,p90,p99,p999,min,max,stddev,rate_per_s,repetitions,ci_level_pct,ci_width_pct,ci_met,loss_pct,cpu_local_system_pct,cpu_local_process_pct,service_demand_local,cpu_remote_system_pct,cpu_remote_process_pct,service_demand_remote,service_demand_unit,peers,kernel,cpu,interface,driver,remote_kernel,remote_cpu,flags,error";
 
@@ -196,6 +245,29 @@ mod tests {
             assert_eq!(fields, h, "{row}");
             assert!(!row.contains("NaN"), "{row}");
         }
+    }
+
+    #[test]
+    fn histogram_buckets_are_log_spaced_and_hold_every_sample() {
+        let v = [0.7, 1.0, 1.5, 2.0, 4.9, 5.0, 19.0, 20.0, 1234.0, f64::NAN];
+        let h = histogram(&v);
+        assert_eq!(h.first().map(|b| (b.0, b.1)), Some((0.5, 1.0)));
+        assert_eq!(h.last().map(|b| (b.0, b.1)), Some((1000.0, 2000.0)));
+        assert_eq!(h.iter().map(|b| b.2).sum::<u64>(), 9);
+        let count = |lo: f64| h.iter().find(|b| b.0 == lo).map(|b| b.2);
+        assert_eq!(count(1.0), Some(2));
+        assert_eq!(count(2.0), Some(2));
+        assert_eq!(count(5.0), Some(1));
+        assert_eq!(count(10.0), Some(1));
+        assert_eq!(count(20.0), Some(1));
+        assert_eq!(count(200.0), Some(0));
+        for w in h.windows(2) {
+            assert_eq!(w[0].1, w[1].0, "contiguous buckets");
+        }
+        assert!(histogram(&[]).is_empty());
+        let lines = histogram_lines(&[3.0, 3.5, 12.0]);
+        assert!(lines[0].contains("3 samples"));
+        assert_eq!(lines.len(), 1 + 3);
     }
 
     #[test]

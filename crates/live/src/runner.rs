@@ -8,12 +8,12 @@ use crate::client::{ClientSession, Peer};
 use crate::clock::{secs_to_ps, Clock, PS_PER_S};
 use crate::conn::{Closer, UDP_MAX_PAYLOAD};
 use crate::cpu::{add, usage, CpuSnapshot};
-use crate::engine::{spawn_initiator, spawn_responder, ChanSpec, InitResult, Target};
+use crate::engine::{spawn_initiator, spawn_responder, ChanSpec, InitExtras, InitResult, IntervalTick, Target};
 use crate::proto::{BaseCode, ChanSamples, ChanSetup, CpuWire, Msg, Phase, PhaseEnd, Setup, StreamMark, Transport};
 use crate::record::{build, Base as RecBase};
 use crate::LiveError;
 use interlab_patterns::{
-    Base, ConfidenceReport, ConfidenceRule, ExtendedRecord, Interval, LiveFields, Samples, Side, Summary, Workload, WorkloadKind,
+    Base, ConfidenceReport, ConfidenceRule, ExtendedRecord, Interval, IntervalReport, LiveFields, Samples, Side, Summary, Workload, WorkloadKind,
 };
 use std::collections::BTreeMap;
 use std::net::IpAddr;
@@ -65,6 +65,42 @@ pub struct PointOptions {
     /// The command line, for the record.
     pub command: String,
     pub connect_timeout: Duration,
+    /// Intervals, pacing, pinning, sample log (all off by default).
+    pub extras: PointExtras,
+}
+
+/// Shortest `--interval`.
+pub const MIN_INTERVAL_S: f64 = 0.01;
+/// Most intervals per repetition.
+pub const MAX_INTERVALS: u64 = 100_000;
+/// Lowest and highest `--rate`, bit/s.
+pub const MIN_RATE_BPS: u64 = 1_000;
+pub const MAX_RATE_BPS: u64 = 10_000_000_000_000;
+
+/// Called with each interval as it finishes (every reporting channel finished it).
+#[derive(Clone)]
+pub struct IntervalHook(pub Arc<dyn Fn(&IntervalReport) + Send + Sync>);
+
+impl std::fmt::Debug for IntervalHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("IntervalHook")
+    }
+}
+
+/// What a point may do beyond measuring (`live --interval --rate --cpu --samples`).
+#[derive(Debug, Clone, Default)]
+pub struct PointExtras {
+    /// Report each interval of this length: streams (the senders' bytes), ping-pong and rr
+    /// (the samples finished in it).
+    pub interval: Option<Duration>,
+    /// Stream patterns: target sending rate of each stream, bit/s.
+    pub rate_bps: Option<u64>,
+    /// Pin this end's data threads to these CPUs, round-robin (empty: not pinned).
+    pub cpus: Vec<usize>,
+    /// Keep every latency sample, per repetition, in [`PointOutcome::samples`].
+    pub keep_samples: bool,
+    /// Called as each interval finishes.
+    pub on_interval: Option<IntervalHook>,
 }
 
 /// A point's record, and the error that ended it early if any.
@@ -72,6 +108,69 @@ pub struct PointOptions {
 pub struct PointOutcome {
     pub record: ExtendedRecord,
     pub error: Option<LiveError>,
+    /// With `keep_samples`: every latency sample (us) of each repetition, channels pooled.
+    pub samples: Vec<Vec<f64>>,
+}
+
+/// Sums the initiators' interval ticks over channels and turns them into reports.
+struct Intervals {
+    rx: Receiver<IntervalTick>,
+    streams: u32,
+    /// Repetition the running phase measures (from 1).
+    rep: u32,
+    /// Ticks of earlier phases (calibration) are not reported; set when measuring begins.
+    from_phase: u32,
+    /// Latency-like samples rather than stream bytes.
+    latency: bool,
+    /// (phase, index) -> (sources reported, start, latest end, bytes, samples, sum of samples in ps).
+    pending: BTreeMap<(u32, u32), (u32, u64, u64, u64, u64, u64)>,
+    reports: Vec<IntervalReport>,
+    hook: Option<IntervalHook>,
+}
+
+impl Intervals {
+    fn report(&mut self, start_ps: u64, end_ps: u64, bytes: u64, samples: u64, sum_ps: u64) {
+        let secs = end_ps.saturating_sub(start_ps) as f64 / PS_PER_S as f64;
+        let (start_s, end_s, repetition) = (start_ps as f64 / PS_PER_S as f64, end_ps as f64 / PS_PER_S as f64, self.rep);
+        let r = if self.latency {
+            let mean = if samples > 0 { sum_ps as f64 / samples as f64 / 1e6 } else { 0.0 };
+            IntervalReport { repetition, start_s, end_s, bytes: None, samples: Some(samples), value: mean, unit: "us".into() }
+        } else {
+            IntervalReport { repetition, start_s, end_s, bytes: Some(bytes), samples: None, value: if secs > 0.0 { bytes as f64 / secs / 1e6 } else { 0.0 }, unit: "MB/s".into() }
+        };
+        if let Some(h) = &self.hook {
+            (h.0)(&r);
+        }
+        self.reports.push(r);
+    }
+
+    /// Takes the ticks that arrived; reports every interval all streams have finished.
+    fn drain(&mut self) {
+        while let Ok(t) = self.rx.try_recv() {
+            if t.phase < self.from_phase {
+                continue;
+            }
+            let e = self.pending.entry((t.phase, t.index)).or_insert((0, t.start_ps, 0, 0, 0, 0));
+            e.0 += 1;
+            e.1 = e.1.min(t.start_ps);
+            e.2 = e.2.max(t.end_ps);
+            e.3 += t.bytes;
+            e.4 += t.samples;
+            e.5 += t.sum_ps;
+            if e.0 >= self.streams {
+                let (_, a, b, n, k, sum) = self.pending.remove(&(t.phase, t.index)).unwrap_or_default();
+                self.report(a, b, n, k, sum);
+            }
+        }
+    }
+
+    /// End of a phase: reports what is left (a stream that failed did not finish its intervals).
+    fn flush(&mut self) {
+        self.drain();
+        for (_, (_, a, b, n, k, sum)) in std::mem::take(&mut self.pending) {
+            self.report(a, b, n, k, sum);
+        }
+    }
 }
 
 struct LocalInit {
@@ -107,6 +206,8 @@ struct Rig {
     next_phase: u32,
     /// Stream channels: (session, chan) -> (bytes sent, bytes the daemon received), over the connection.
     stream_bytes: BTreeMap<(usize, u32), (u64, u64)>,
+    /// `--interval`: the initiators' reports.
+    intervals: Option<Intervals>,
 }
 
 impl Rig {
@@ -122,7 +223,21 @@ impl Rig {
             stop: Arc::new(AtomicBool::new(false)),
             next_phase: 0,
             stream_bytes: BTreeMap::new(),
+            intervals: None,
         };
+        let ex = &o.extras;
+        let sources = plan.iter().filter(|c| interval_source(c.base) && c.initiator == Side::Local).count() as u32;
+        let tick_tx = match ex.interval {
+            Some(d) if sources > 0 => {
+                let (tx, rx) = channel();
+                let latency = w.kind.base() != Base::Stream;
+                rig.intervals = Some(Intervals { rx, streams: sources, rep: 1, from_phase: u32::MAX, latency, pending: BTreeMap::new(), reports: vec![], hook: ex.on_interval.clone() });
+                Some((tx, secs_to_ps(d.as_secs_f64())))
+            }
+            _ => None,
+        };
+        // Data threads of this end, in the order they are pinned.
+        let mut threads = 0usize;
         for s in 0..w.sessions() {
             let chans: Vec<_> = plan.iter().filter(|c| c.session == s).copied().collect();
             let Some(first) = chans.first() else { continue };
@@ -162,12 +277,24 @@ impl Rig {
                         let (ptx, prx) = channel();
                         let (rtx, rrx) = channel();
                         let progress = Arc::new(AtomicU64::new(0));
-                        let handle = spawn_initiator(spec, progress.clone(), conn, target, o.sockbuf, clock, prx, rtx).map_err(|e| LiveError::point(e.to_string()))?;
+                        let stream = c.base == Base::Stream;
+                        let ticks = interval_source(c.base);
+                        let extras = InitExtras {
+                            rate_bps: if stream { ex.rate_bps.unwrap_or(0) } else { 0 },
+                            interval_ps: if ticks { tick_tx.as_ref().map_or(0, |t| t.1) } else { 0 },
+                            intervals: if ticks { tick_tx.as_ref().map(|t| t.0.clone()) } else { None },
+                            source: rig.inits.len() as u32,
+                            cpu: crate::cpu::cpu_for(&ex.cpus, threads),
+                        };
+                        threads += 1;
+                        let handle = spawn_initiator(spec, progress.clone(), conn, target, o.sockbuf, clock, prx, rtx, extras).map_err(|e| LiveError::point(e.to_string()))?;
                         rig.inits.push(LocalInit { session: index, chan: c.chan, stream: c.base == Base::Stream, tx: ptx, rx: rrx, handle, progress, closer, stall });
                     }
                     Side::Remote => {
                         let conn = conn.ok_or_else(|| LiveError::point(format!("channel {} has no data connection", c.chan)))?;
-                        let h = spawn_responder(spec, conn, clock, rig.stop.clone(), None, Arc::new(AtomicU64::new(0))).map_err(|e| LiveError::point(e.to_string()))?;
+                        let cpu = crate::cpu::cpu_for(&ex.cpus, threads);
+                        threads += 1;
+                        let h = spawn_responder(spec, conn, clock, rig.stop.clone(), None, Arc::new(AtomicU64::new(0)), cpu).map_err(|e| LiveError::point(e.to_string()))?;
                         rig.responders.push(h);
                     }
                 }
@@ -201,6 +328,9 @@ impl Rig {
                     Ok(r) => break Some(r),
                     Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break None,
                     Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                        if let Some(iv) = &mut self.intervals {
+                            iv.drain();
+                        }
                         let now = i.progress.load(Ordering::Relaxed);
                         if now != seen {
                             (seen, since) = (now, Instant::now());
@@ -226,6 +356,9 @@ impl Rig {
                 }
                 None => errors.push(format!("channel {}: the initiator thread ended", i.chan)),
             }
+        }
+        if let Some(iv) = &mut self.intervals {
+            iv.flush();
         }
         let mut samples = Vec::new();
         let mut marks: Vec<Vec<StreamMark>> = vec![vec![]; self.sessions.len()];
@@ -318,6 +451,11 @@ impl Rig {
     }
 }
 
+/// Channels that report intervals: stream senders, ping-pong and request/response initiators.
+fn interval_source(b: Base) -> bool {
+    matches!(b, Base::Stream | Base::PingPong | Base::Txn(interlab_patterns::TxnKind::RequestResponse))
+}
+
 /// Checks what can be checked before connecting.
 pub fn check(o: &PointOptions) -> Result<(), String> {
     let w = &o.workload;
@@ -339,6 +477,30 @@ pub fn check(o: &PointOptions) -> Result<(), String> {
     }
     if let Some(r) = &o.confidence {
         r.validate()?;
+    }
+    let stream = w.kind.base() == Base::Stream;
+    if let Some(d) = o.extras.interval {
+        if !interval_source(w.kind.base()) {
+            return Err(format!("--interval applies to stream, multi-stream, latency, hot-spot and rr, not {}", w.kind.name()));
+        }
+        let every = d.as_secs_f64();
+        if every < MIN_INTERVAL_S {
+            return Err(format!("--interval {every} s: at least {MIN_INTERVAL_S} s"));
+        }
+        if let RunLength::Time { duration_s, .. } = o.length {
+            let n = crate::engine::stream::interval_count(secs_to_ps(duration_s), secs_to_ps(every));
+            if n > MAX_INTERVALS {
+                return Err(format!("--interval {every} s over {duration_s} s is {n} intervals: at most {MAX_INTERVALS} per repetition"));
+            }
+        }
+    }
+    if let Some(r) = o.extras.rate_bps {
+        if !stream {
+            return Err(format!("--rate applies to stream patterns (stream, multi-stream), not {}", w.kind.name()));
+        }
+        if !(MIN_RATE_BPS..=MAX_RATE_BPS).contains(&r) {
+            return Err(format!("--rate {r} bit/s is out of range (1K to 10T bit/s)"));
+        }
     }
     let max_msg = crate::dataplane::MAX_MESSAGE;
     if w.size > max_msg || w.response_size > max_msg {
@@ -407,14 +569,19 @@ pub fn run_point(o: &PointOptions) -> Result<PointOutcome, String> {
     let mut host_remote = None;
     let mut loss = None;
     let mut local_ip: Option<IpAddr> = None;
+    let mut intervals: Vec<IntervalReport> = vec![];
+    let mut per_rep: Vec<Vec<f64>> = vec![];
     let err: Option<LiveError> = (|| {
         check(o).map_err(LiveError::point)?;
         let mut rig = Rig::build(o)?;
         local_ip = rig.sessions.first().map(|s| s.local_ip);
         host_remote = rig.sessions.first().map(|s| s.remote_host.clone());
-        let r = measure(o, &mut rig, &mut c, &mut flags, &mut warmup_rec, &mut iters_rec, &mut duration_s);
+        let r = measure(o, &mut rig, &mut c, &mut flags, &mut warmup_rec, &mut iters_rec, &mut duration_s, &mut per_rep);
         if o.transport == Transport::Udp {
             loss = rig.loss_pct();
+        }
+        if let Some(iv) = rig.intervals.take() {
+            intervals = iv.reports;
         }
         rig.finish();
         r
@@ -491,6 +658,10 @@ pub fn run_point(o: &PointOptions) -> Result<PointOutcome, String> {
         repetitions: Some(c.values.len() as u32),
         rate_per_s: rate,
         loss_pct: loss,
+        offered_rate_mbps: o.extras.rate_bps.map(|r| r as f64 * w.channels().iter().filter(|c| c.base == Base::Stream && c.initiator == Side::Local).count() as f64 / 1e6),
+        achieved_rate_mbps: o.extras.rate_bps.and(value.is_finite().then_some(value * 8.0)),
+        pinned_cpus: o.extras.cpus.iter().map(|&c| c as u32).collect(),
+        intervals,
         confidence,
         cpu_local,
         cpu_remote,
@@ -518,7 +689,7 @@ pub fn run_point(o: &PointOptions) -> Result<PointOutcome, String> {
     };
     // Fails only if the model's record schema changed incompatibly (see record.rs).
     let record = build(&base, live)?;
-    Ok(PointOutcome { record, error: err })
+    Ok(PointOutcome { record, error: err, samples: per_rep })
 }
 
 /// The phases of a point; fills `c`.
@@ -531,6 +702,7 @@ fn measure(
     warmup_rec: &mut u32,
     iters_rec: &mut u32,
     duration_rec: &mut Option<f64>,
+    per_rep_samples: &mut Vec<Vec<f64>>,
 ) -> Result<(), LiveError> {
     let w = o.workload;
     // What each repetition runs: (warmup, iterations, warmup_ps, duration_ps).
@@ -579,9 +751,18 @@ fn measure(
             }
         }
     };
+    if let Some(iv) = &mut rig.intervals {
+        iv.from_phase = rig.next_phase + 1;
+    }
     loop {
+        if let Some(iv) = &mut rig.intervals {
+            iv.rep = c.values.len() as u32 + 1;
+        }
         let out = rig.phase(per_rep.0, per_rep.1, per_rep.2, per_rep.3)?;
         let rep = o.workload.report(&out.samples).map_err(LiveError::point)?;
+        if o.extras.keep_samples {
+            per_rep_samples.push(rep.samples_us.clone());
+        }
         c.metric = rep.metric;
         c.unit = rep.unit;
         c.values.push(rep.value);

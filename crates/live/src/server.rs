@@ -32,6 +32,8 @@ pub struct ServeConfig {
     pub max_preauth: usize,
     /// Log sessions to stderr.
     pub verbose: bool,
+    /// CPUs the data threads are pinned to, round-robin (empty: not pinned).
+    pub cpus: Vec<usize>,
 }
 
 impl Default for ServeConfig {
@@ -45,6 +47,7 @@ impl Default for ServeConfig {
             max_sessions: 64,
             max_preauth: 16,
             verbose: true,
+            cpus: vec![],
         }
     }
 }
@@ -104,6 +107,7 @@ impl Server {
             handshake_timeout: self.cfg.handshake_timeout,
             idle_timeout: self.cfg.idle_timeout,
             version: crate::VERSION.to_string(),
+            cpus: self.cfg.cpus.clone(),
         });
         limit_allocator_arenas();
         let gate = Arc::new(Gate {

@@ -28,6 +28,8 @@ pub struct SessionConfig {
     /// message must also arrive whole within it.
     pub idle_timeout: Duration,
     pub version: String,
+    /// `serve --cpu`: CPUs the data threads are pinned to, round-robin (empty: not pinned).
+    pub cpus: Vec<usize>,
 }
 
 /// Reads from a socket until an absolute deadline: each read waits at most for what is left,
@@ -199,6 +201,7 @@ fn points(s: &mut TcpStream, cfg: &SessionConfig, bind: IpAddr, peer: IpAddr, ha
                     Ok(x) => x,
                     Err(e) => return fail(s, format!("setup refused: {e}")),
                 };
+                p.cpus = cfg.cpus.clone();
                 send(s, &Msg::SetupOk(ok))?;
                 if let Err(e) = p.accept(cfg.handshake_timeout, cfg.idle_timeout, peer) {
                     p.shutdown();

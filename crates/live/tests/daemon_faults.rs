@@ -30,6 +30,7 @@ fn point(addr: SocketAddr, token: Option<&str>, kind: WorkloadKind, transport: T
         experiment: "test".into(),
         command: "test".into(),
         connect_timeout: Duration::from_secs(5),
+        extras: Default::default(),
     };
     run_point(&o).unwrap()
 }
@@ -183,6 +184,7 @@ fn every_pattern_and_transport_runs_on_loopback() {
         experiment: "t".into(),
         command: "t".into(),
         connect_timeout: Duration::from_secs(5),
+        extras: Default::default(),
     };
     let out = run_point(&o).unwrap();
     assert!(out.error.is_none(), "{:?}", out.error);

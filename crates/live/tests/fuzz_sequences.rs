@@ -277,6 +277,7 @@ fn served(addr: SocketAddr) -> Result<(), String> {
         experiment: "fuzz".into(),
         command: "fuzz".into(),
         connect_timeout: Duration::from_secs(2),
+        extras: Default::default(),
     };
     let out = run_point(&o)?;
     match out.error {

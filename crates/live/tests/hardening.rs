@@ -111,6 +111,7 @@ fn client_refuses_the_bomb_before_connecting() {
         experiment: "t".into(),
         command: "t".into(),
         connect_timeout: Duration::from_secs(1),
+        extras: Default::default(),
     };
     let e = check(&o(WorkloadKind::Latency, u32::MAX, 1)).unwrap_err();
     assert!(e.contains("out of range"), "{e}");

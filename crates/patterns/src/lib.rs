@@ -22,7 +22,7 @@ pub use program::{
 pub use record::{ResultRecord, RECORD_SCHEMA};
 pub use stats::Summary;
 pub use confidence::{t_quantile, ConfidenceRule, Interval};
-pub use record_ext::{ConfidenceReport, CpuUsage, ExtendedRecord, HostFacts, LiveFields};
+pub use record_ext::{ConfidenceReport, CpuUsage, ExtendedRecord, HostFacts, IntervalReport, LiveFields};
 pub use stream::{StreamReceiver, StreamSender, StreamSpec};
 pub use txn::{TxnInitiator, TxnInput, TxnKind, TxnOutput, TxnResponder, TxnSpec};
 pub use workload::{Base, ChannelPlan, Report, Side, Workload, WorkloadKind};

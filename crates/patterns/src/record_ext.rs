@@ -55,6 +55,28 @@ pub struct ConfidenceReport {
     pub met: bool,
 }
 
+/// One reporting interval of a run (`live --interval`), `start_s` to `end_s` seconds from the
+/// start of the measured part of the repetition: for streams, what the senders handed to the
+/// transport, summed over the streams; for latency-like patterns, the samples that finished
+/// in the interval, pooled over the channels.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IntervalReport {
+    /// Repetition, from 1.
+    pub repetition: u32,
+    pub start_s: f64,
+    pub end_s: f64,
+    /// Streams: bytes in the interval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<u64>,
+    /// Latency-like patterns: samples that finished in the interval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub samples: Option<u64>,
+    /// Streams: rate over the interval; latency-like: mean of its samples. In `unit`.
+    pub value: f64,
+    /// "MB/s" (10^6 bytes per second) or "us".
+    pub unit: String,
+}
+
 /// Fields only live measurements have.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct LiveFields {
@@ -79,6 +101,18 @@ pub struct LiveFields {
     /// Datagrams lost, percent of bytes sent (UDP streams).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loss_pct: Option<f64>,
+    /// `--rate`: the offered sending rate of all streams together, Mbit/s (10^6 bit/s).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offered_rate_mbps: Option<f64>,
+    /// With `--rate`: the rate achieved at the receiver, Mbit/s (the value, in bits).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub achieved_rate_mbps: Option<f64>,
+    /// `--cpu`: the CPUs this end's data threads were pinned to (round-robin).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pinned_cpus: Vec<u32>,
+    /// `--interval`: the per-interval reports of every repetition.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub intervals: Vec<IntervalReport>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub confidence: Option<ConfidenceReport>,
     /// This end.

@@ -3,7 +3,7 @@
 //! header: on a channel the initiator sends data messages of `size` bytes; the responder
 //! answers each with `size` bytes (ping-pong) or each window with a `REPLY_BYTES` reply.
 
-use super::{io_err, recv_until_stop, ChanSpec};
+use super::{io_err, recv_until_stop, ChanSpec, InitExtras, LatencyIntervals};
 use crate::clock::Clock;
 use crate::conn::DataConn;
 use crate::proto::Phase;
@@ -11,14 +11,17 @@ use interlab_patterns::{Input, Output, PatternKind, Program, Role, Samples, REPL
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// Runs one initiator program for a phase; returns what it measured.
-pub fn initiate(spec: &ChanSpec, phase: &Phase, conn: &mut DataConn, clock: &Clock, buf: &mut [u8], progress: &AtomicU64) -> Result<Samples, String> {
+pub fn initiate(spec: &ChanSpec, phase: &Phase, conn: &mut DataConn, clock: &Clock, buf: &mut [u8], progress: &AtomicU64, extras: &InitExtras) -> Result<Samples, String> {
     let pspec = spec.pattern(phase.warmup, phase.iterations);
     let mut prog = Program::new(pspec, Role::Initiator, spec.chan);
     // What arrives back: the echoed message, or the window's reply.
     let (expect, tag) = if pspec.kind == PatternKind::Latency { (pspec.size as usize, TAG_DATA) } else { (REPLY_BYTES as usize, TAG_REPLY) };
     // Grows to one window of posts (the window is bounded where it enters).
     let mut out = Vec::with_capacity((pspec.window as usize).min(1024) + 2);
-    prog.on(clock.now_ps(), Input::Start, &mut out);
+    // `--interval` (ping-pong only): each arrival ends the iteration posted at the previous input.
+    let mut iv = if pspec.kind == PatternKind::Latency { LatencyIntervals::new(extras, phase, true) } else { None };
+    let mut prev = clock.now_ps();
+    prog.on(prev, Input::Start, &mut out);
     let mut steps = progress.load(Ordering::Relaxed);
     loop {
         let mut done = false;
@@ -30,12 +33,20 @@ pub fn initiate(spec: &ChanSpec, phase: &Phase, conn: &mut DataConn, clock: &Clo
         }
         out.clear();
         if done {
+            if let Some(iv) = &mut iv {
+                iv.done(prev);
+            }
             return Ok(prog.samples());
         }
         conn.recv_msg(&mut buf[..expect]).map_err(|e| io_err(spec.chan, "receive", e))?;
         steps += 1;
         progress.store(steps, Ordering::Relaxed);
-        prog.on(clock.now_ps(), Input::Arrived { chan: spec.chan, bytes: expect as u64, tag }, &mut out);
+        let now = clock.now_ps();
+        if let Some(iv) = &mut iv {
+            iv.finished(prev, now);
+        }
+        prev = now;
+        prog.on(now, Input::Arrived { chan: spec.chan, bytes: expect as u64, tag }, &mut out);
     }
 }
 

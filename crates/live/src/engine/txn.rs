@@ -2,7 +2,7 @@
 //! (connect, connect/request/response/close), driven by [`TxnInitiator`] and
 //! [`TxnResponder`].
 
-use super::{io_err, recv_until_stop, ChanSpec, Target};
+use super::{io_err, recv_until_stop, ChanSpec, InitExtras, LatencyIntervals, Target};
 use crate::clock::Clock;
 use crate::conn::DataConn;
 use crate::proto::{BaseCode, Phase};
@@ -22,10 +22,12 @@ fn txn_spec(spec: &ChanSpec, warmup: u32, iterations: u32) -> TxnSpec {
 }
 
 /// Request/response on the channel's connection for one phase.
-pub fn initiate_rr(spec: &ChanSpec, phase: &Phase, conn: &mut DataConn, clock: &Clock, buf: &mut [u8], progress: &AtomicU64) -> Result<Samples, String> {
+pub fn initiate_rr(spec: &ChanSpec, phase: &Phase, conn: &mut DataConn, clock: &Clock, buf: &mut [u8], progress: &AtomicU64, extras: &InitExtras) -> Result<Samples, String> {
     let mut p = TxnInitiator::new(txn_spec(spec, phase.warmup, phase.iterations));
     let mut out = Vec::with_capacity(2);
-    p.on(clock.now_ps(), TxnInput::Start, &mut out);
+    let mut iv = LatencyIntervals::new(extras, phase, false);
+    let mut prev = clock.now_ps();
+    p.on(prev, TxnInput::Start, &mut out);
     let resp = spec.response_size as usize;
     loop {
         let mut done = false;
@@ -38,11 +40,19 @@ pub fn initiate_rr(spec: &ChanSpec, phase: &Phase, conn: &mut DataConn, clock: &
         }
         out.clear();
         if done {
+            if let Some(iv) = &mut iv {
+                iv.done(prev);
+            }
             return Ok(p.samples());
         }
         conn.recv_msg(&mut buf[..resp]).map_err(|e| io_err(spec.chan, "receive response", e))?;
         progress.store(progress.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
-        p.on(clock.now_ps(), TxnInput::Arrived { bytes: resp as u64 }, &mut out);
+        let now = clock.now_ps();
+        if let Some(iv) = &mut iv {
+            iv.finished(prev, now);
+        }
+        prev = now;
+        p.on(now, TxnInput::Arrived { bytes: resp as u64 }, &mut out);
     }
 }
 
