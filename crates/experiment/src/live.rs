@@ -128,6 +128,7 @@ pub fn live_points(exp: &Experiment, target: &LiveTarget) -> Result<Vec<(usize, 
                 experiment: exp.name.clone(),
                 command: format!("interlab run {} --engine live", exp.file),
                 connect_timeout: target.connect_timeout,
+                extras: Default::default(),
             };
             check(&o).map_err(|e| format!("{}: series `{}`, size {} B: {e}", exp.file, s.label, pt.size))?;
             v.push((i, pt, o));
