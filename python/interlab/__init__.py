@@ -54,6 +54,10 @@ __all__ = [
     "RunError",
     "SweepWarning",
     "CSV_COLUMNS",
+    "check",
+    "claims_frame",
+    "point_seed",
+    "set_key",
 ]
 
 #: A spec: a path to a TOML file, or a dict in the same schema
@@ -415,8 +419,7 @@ class Reproduction:
     """What :func:`reproduce` produced.
 
     ``records``: results.csv (one row per point of every figure, in the unit the figure
-    shows: ``value`` in ``unit``). ``claims``: claims.csv (claim id, paper, figure, unit,
-    model value, published value, tolerance, deviation, status). ``dir``: the directory
+    shows: ``value`` in ``unit``). ``claims``: claims.json's claims (see :func:`claims_frame`). ``dir``: the directory
     holding every file of the report (report.html, SVGs, claims.json, results.jsonl).
     """
 
@@ -449,7 +452,19 @@ def reproduce(studies: Optional[Union[str, Sequence[str]]] = None) -> Reproducti
     tmp = tempfile.TemporaryDirectory(prefix="interlab-reproduce-")
     _core.reproduce(ids, tmp.name)
     d = Path(tmp.name)
-    return Reproduction(records=pd.read_csv(d / "results.csv"), claims=pd.read_csv(d / "claims.csv"), dir=d, _tmp=tmp)
+    return Reproduction(records=pd.read_csv(d / "results.csv"), claims=claims_frame(d / "claims.json"), dir=d, _tmp=tmp)
+
+
+def claims_frame(path: Union[str, "os.PathLike[str]"]) -> pd.DataFrame:
+    """The claims of a claims.json (as ``interlab reproduce`` writes it) as a DataFrame: one
+    row per claim with ``id``, ``paper``, ``figure``, ``description``, ``unit``, ``value``
+    (the model's, in ``unit``), ``published``, ``tolerance`` (a fraction), ``deviation``
+    (a fraction), ``status`` and ``note``."""
+    with open(path) as f:
+        doc = json.load(f)
+    cols = ["id", "paper", "figure", "description", "unit", "value", "published", "tolerance", "deviation", "status", "note"]
+    df = pd.DataFrame(doc["claims"])
+    return df[[c for c in cols if c in df.columns] + [c for c in df.columns if c not in cols]]
 
 
 # ---------------------------------------------------------------------------------------
