@@ -20,5 +20,8 @@ fi
 cargo build --release
 "$venv/bin/python" -m pip install -q "$root/python"
 export INTERLAB_BIN="$root/target/release/interlab"
-cd "$root/python"
-exec "$venv/bin/python" -m pytest tests "$@"
+# From the repository root, so that `import interlab` is the installed package, not the
+# python/interlab source folder.
+cd "$root"
+"$venv/bin/python" -c 'import interlab, sys; print("python-test: interlab", interlab.__version__, "from", interlab.__file__, file=sys.stderr)'
+exec "$venv/bin/python" -m pytest python/tests "$@"
