@@ -42,6 +42,7 @@ __version__: str = _core.VERSION
 
 __all__ = [
     "run",
+    "live",
     "sweep",
     "reproduce",
     "Reproduction",
@@ -53,6 +54,7 @@ __all__ = [
     "UsageError",
     "RunError",
     "SweepWarning",
+    "LiveWarning",
     "CSV_COLUMNS",
     "check",
     "claims_frame",
@@ -72,6 +74,11 @@ CSV_COLUMNS: List[str] = [
     "summary_mean", "summary_min", "summary_max", "summary_stddev", "summary_p50", "summary_p90",
     "summary_p99", "summary_p999",
 ]
+
+
+class LiveWarning(UserWarning):
+    """Some live points failed; the DataFrame holds the others
+    (``df.attrs["failures"]`` lists the errors)."""
 
 
 class SweepWarning(UserWarning):
@@ -170,21 +177,28 @@ def _csv_frame(text: str) -> pd.DataFrame:
     return pd.read_csv(io.StringIO(text))
 
 
-def _run_text(s: _Spec, overrides: Mapping[str, Any]) -> str:
-    if s.table is None and not overrides:
-        return _core.run_model(s.file, s.text or "", s.base)
-    d = s.as_dict()
-    for k, v in overrides.items():
-        set_key(d, k, v)
-    toml = _core.toml_of_json(s.file, json.dumps(d, default=_json_default))
-    return _core.run_model(s.file, toml, s.base)
-
-
 # ---------------------------------------------------------------------------------------
 # run
 
 
-def run(spec: SpecLike, engine: str = "model", **overrides: Any) -> pd.DataFrame:
+def _spec_text(s: _Spec, overrides: Mapping[str, Any]) -> str:
+    if s.table is None and not overrides:
+        return s.text or ""
+    d = s.as_dict()
+    for k, v in overrides.items():
+        set_key(d, k, v)
+    return _core.toml_of_json(s.file, json.dumps(d, default=_json_default))
+
+
+def run(
+    spec: SpecLike,
+    engine: str = "model",
+    *,
+    peers: Optional[Sequence[str]] = None,
+    auth_token: Optional[str] = None,
+    connect_timeout: float = 5.0,
+    **overrides: Any,
+) -> pd.DataFrame:
     """Runs an experiment spec; one row per point, the columns of results.csv.
 
     Parameters
@@ -192,8 +206,16 @@ def run(spec: SpecLike, engine: str = "model", **overrides: Any) -> pd.DataFrame
     spec:
         A path to a TOML spec, or a dict in the same schema.
     engine:
-        ``"model"`` (the discrete-event model). Live runs are the CLI's
-        (``interlab run SPEC --engine live|both``).
+        ``"model"`` (the discrete-event model, whatever the spec's ``engine``), ``"live"``
+        (against ``interlab serve`` daemons) or ``"both"`` (model rows, then live rows;
+        ``engine`` column tells them apart), as ``interlab run --engine``.
+    peers:
+        Live: daemons, ``"HOST[:PORT]"`` (default port 7400); default: the spec's
+        ``[live] peers``.
+    auth_token:
+        Live: the daemons' shared secret (default: ``INTERLAB_AUTH_TOKEN``).
+    connect_timeout:
+        Live: seconds to wait for a daemon.
     **overrides:
         Spec keys to set before running: ``pattern__window=16`` or
         ``**{"pattern.distance_miles": 100}``; a bare name is an ``[experiment]`` key
@@ -204,21 +226,36 @@ def run(spec: SpecLike, engine: str = "model", **overrides: Any) -> pd.DataFrame
     pandas.DataFrame
         As ``interlab run SPEC --out DIR`` writes ``DIR/results.csv``: ``value`` in
         ``unit`` (us or MB/s), ``size_bytes`` in bytes, ``distance_miles`` in miles,
-        ``server_cpu_percent`` in percent.
+        ``server_cpu_percent`` in percent. Live points that failed are left out, warned
+        about (:class:`LiveWarning`) and listed in ``df.attrs["failures"]``.
 
     Raises
     ------
     SpecError
         A bad key or value, with ``.file`` and ``.key`` (``str(e)`` is the CLI's message).
+    UsageError
+        An unknown engine, an unreadable file, no daemons, a spec live cannot run.
     RunError
-        The model could not run a point.
+        The model could not run a point, or a daemon could not be reached.
     """
-    if engine != "model":
-        raise UsageError(
-            f"engine {engine!r}: the Python API runs the model; run live specs with "
-            "`interlab run SPEC --engine live|both`"
-        )
-    return _csv_frame(_run_text(_load(spec), overrides))
+    s = _load(spec)
+    text = _spec_text(s, overrides)
+    if engine == "model":
+        return _csv_frame(_core.run_model(s.file, text, s.base))
+    csv, failed = _core.run_engine(s.file, text, s.base, engine, list(peers or []), auth_token, float(connect_timeout))
+    df = _csv_frame(csv)
+    df.attrs["failures"] = list(failed)
+    if failed:
+        warnings.warn(f"{len(failed)} live point(s) failed (left out):\n  " + "\n  ".join(failed), LiveWarning, stacklevel=2)
+    return df
+
+
+def live(spec: SpecLike, peer: Optional[Union[str, Sequence[str]]] = None, *, both: bool = False, **kwargs: Any) -> pd.DataFrame:
+    """Runs `spec` live against ``interlab serve`` daemons: :func:`run` with
+    ``engine="live"`` (``"both"`` with `both`), `peer` one ``"HOST[:PORT]"`` or a list
+    (default: the spec's ``[live] peers``). Other keyword arguments as :func:`run`."""
+    peers = [peer] if isinstance(peer, str) else list(peer or [])
+    return run(spec, engine="both" if both else "live", peers=peers, **kwargs)
 
 
 def check(spec: SpecLike, **overrides: Any) -> Tuple[str, int, int]:

@@ -20,6 +20,11 @@ class RunError(InterlabError):
 
 def run_model(file: str, text: str, base: Optional[str] = None) -> str:
     """Runs TOML spec `text` (named `file`; profile paths relative to `base`) on the model; results.csv text."""
+def run_engine(
+    file: str, text: str, base: Optional[str], engine: str, peers: List[str],
+    auth_token: Optional[str] = None, connect_timeout_s: float = 5.0,
+) -> Tuple[str, List[str]]:
+    """Runs on engine model|live|both: (results.csv text, failed live points)."""
 def toml_of_json(file: str, json: str) -> str:
     """TOML text of a spec given as JSON."""
 def check(file: str, text: str, base: Optional[str] = None) -> Tuple[str, int, int]:

@@ -114,7 +114,9 @@ def test_a_bad_key_raises_with_file_and_key(tmp_path):
 def test_unreadable_and_wrong_engine_raise(tmp_path):
     with pytest.raises(interlab.UsageError, match="cannot read spec"):
         interlab.run(tmp_path / "missing.toml")
-    with pytest.raises(interlab.UsageError, match="engine"):
+    with pytest.raises(interlab.UsageError, match="engine `nope`"):
+        interlab.run(SPEC, engine="nope")
+    with pytest.raises(interlab.UsageError, match="needs daemons"):
         interlab.run(SPEC, engine="live")
     assert issubclass(interlab.SpecError, interlab.InterlabError)
 
@@ -200,3 +202,31 @@ def test_sweep_on_dask_equals_threads():
                 procs = interlab.sweep(SPEC_TOML_DICT(), GRID, client=client, progress=True)
     pd.testing.assert_frame_equal(local, inproc)
     pd.testing.assert_frame_equal(local, procs)
+
+
+def test_live_and_both_against_a_loopback_daemon():
+    import socket
+    import time
+
+    with socket.socket() as so:
+        so.bind(("127.0.0.1", 0))
+        port = so.getsockname()[1]
+    daemon = subprocess.Popen([cli(), "serve", "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(100):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        spec = ROOT / "examples" / "tcp-latency-both.toml"
+        small = {"pattern.sizes": [1, 64], "pattern.iterations": 50, "pattern.warmup": 5}
+        df = interlab.live(spec, f"127.0.0.1:{port}", **small)
+        assert list(df.columns) == interlab.CSV_COLUMNS
+        assert set(df["engine"]) == {"live"} and list(df["size_bytes"]) == [1, 64]
+        assert set(df["unit"]) == {"us"} and (df["value"] > 0).all()
+        both = interlab.run(spec, engine="both", peers=[f"127.0.0.1:{port}"], **small)
+        assert list(both["engine"]) == ["model", "model", "live", "live"]
+    finally:
+        daemon.terminate()
+        daemon.wait(timeout=10)

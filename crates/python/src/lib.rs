@@ -60,14 +60,50 @@ pub fn csv_of(records: &[ResultRecord]) -> String {
 /// Runs spec `text` (read from `file`; relative profile paths resolve against `base`) on
 /// the model; returns its results.csv text.
 pub fn run_model(file: &str, text: &str, base: Option<&Path>) -> Result<String, Error> {
+    // Whatever `engine` the spec names, as `interlab run --engine model` does.
+    run_engine(file, text, base, "model", &LiveOptions::default()).map(|(csv, _)| csv)
+}
+
+/// How the live engine reaches its daemons (`interlab run --peer/--auth-token`).
+#[derive(Debug, Clone, Default)]
+pub struct LiveOptions {
+    /// Daemons, HOST[:PORT]; empty: the spec's `[live] peers`.
+    pub peers: Vec<String>,
+    /// The shared secret; `None`: `INTERLAB_AUTH_TOKEN` when set.
+    pub auth_token: Option<String>,
+    /// Seconds to wait for a daemon.
+    pub connect_timeout_s: f64,
+}
+
+/// Runs spec `text` on `engine` (`model`, `live` or `both`, as `interlab run --engine`);
+/// returns results.csv text (model records first with `both`) and the live points that
+/// failed (the others are kept).
+pub fn run_engine(file: &str, text: &str, base: Option<&Path>, engine: &str, live: &LiveOptions) -> Result<(String, Vec<String>), Error> {
     let exp = parse_experiment(file, text, base).map_err(Error::Spec)?;
-    if exp.engine != Engine::Model {
-        // The spec asks for the live engine: the Python `run(engine="model")` runs the model
-        // anyway, as `interlab run --engine model` does.
+    let engine = Engine::from_name(engine).ok_or_else(|| Error::Usage(format!("engine `{engine}`: expected one of {}", Engine::NAMES.join(", "))))?;
+    let mut records: Vec<ResultRecord> = Vec::new();
+    if engine == Engine::Model {
+        let series = run_experiment(&exp, &|| {}).map_err(Error::Run)?;
+        return Ok((csv_of(&series.into_iter().flat_map(|s| s.records).collect::<Vec<_>>()), vec![]));
     }
-    let series = run_experiment(&exp, &|| {}).map_err(Error::Run)?;
-    let records: Vec<ResultRecord> = series.into_iter().flat_map(|s| s.records).collect();
-    Ok(csv_of(&records))
+    let token = match &live.auth_token {
+        Some(t) => Some(interlab_live::auth::Token::new(t).map_err(|e| Error::Usage(format!("auth_token: {e}")))?),
+        None => match std::env::var(interlab_live::auth::Token::ENV) {
+            Ok(t) if !t.is_empty() => Some(interlab_live::auth::Token::new(&t).map_err(|e| Error::Usage(format!("{}: {e}", interlab_live::auth::Token::ENV)))?),
+            _ => None,
+        },
+    };
+    let timeout = std::time::Duration::from_secs_f64(live.connect_timeout_s.max(0.001));
+    let target = interlab_experiment::live::LiveTarget::new(&exp, &live.peers, token, timeout).map_err(Error::Usage)?;
+    // Everything the live engine cannot run is refused (by key) before anything runs.
+    interlab_experiment::live::live_points(&exp, &target).map_err(Error::Usage)?;
+    if engine == Engine::Both {
+        let series = run_experiment(&exp, &|| {}).map_err(Error::Run)?;
+        records.extend(series.into_iter().flat_map(|s| s.records));
+    }
+    let run = interlab_experiment::live::run_live(&exp, &target, &|_| {}).map_err(Error::Run)?;
+    records.extend(run.records.iter().map(|r| r.record.clone()));
+    Ok((csv_of(&records), run.errors))
 }
 
 /// Checks a spec; returns (experiment name, series count, point count).

@@ -34,6 +34,24 @@ fn run_model(py: Python<'_>, file: String, text: String, base: Option<String>) -
     py.allow_threads(|| crate::run_model(&file, &text, base.as_deref().map(Path::new))).map_err(|e| to_py(py, e))
 }
 
+/// Runs TOML spec `text` on `engine` (model, live, both): (results.csv text, failed live points).
+#[pyfunction]
+#[pyo3(signature = (file, text, base, engine, peers, auth_token=None, connect_timeout_s=5.0))]
+#[allow(clippy::too_many_arguments)]
+fn run_engine(
+    py: Python<'_>,
+    file: String,
+    text: String,
+    base: Option<String>,
+    engine: String,
+    peers: Vec<String>,
+    auth_token: Option<String>,
+    connect_timeout_s: f64,
+) -> PyResult<(String, Vec<String>)> {
+    let live = crate::LiveOptions { peers, auth_token, connect_timeout_s };
+    py.allow_threads(|| crate::run_engine(&file, &text, base.as_deref().map(Path::new), &engine, &live)).map_err(|e| to_py(py, e))
+}
+
 /// TOML text of a spec given as JSON.
 #[pyfunction]
 fn toml_of_json(py: Python<'_>, file: String, json: String) -> PyResult<String> {
@@ -95,6 +113,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("RunError", py.get_type::<RunError>())?;
     m.add("VERSION", interlab_experiment::VERSION)?;
     m.add_function(wrap_pyfunction!(run_model, m)?)?;
+    m.add_function(wrap_pyfunction!(run_engine, m)?)?;
     m.add_function(wrap_pyfunction!(toml_of_json, m)?)?;
     m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add_function(wrap_pyfunction!(run_batch, m)?)?;
