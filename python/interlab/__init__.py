@@ -372,6 +372,8 @@ def sweep(
         if not v:
             raise ValueError(f"grid[{k!r}]: no values")
     combos = list(itertools.product(*values))
+    # Workers may run elsewhere: relative profile paths resolve against an absolute base.
+    base_dir = os.path.abspath(s.base or ".")
     jobs: List[Tuple[int, str, str, Optional[str]]] = []
     params: List[Dict[str, Any]] = []
     for i, combo in enumerate(combos):
@@ -380,11 +382,11 @@ def sweep(
         set_key(d, "experiment.seed", point_seed(seed, p))
         for k, v in p.items():
             set_key(d, k, v)
-        jobs.append((i, s.file, json.dumps(d, default=_json_default), s.base))
+        jobs.append((i, s.file, json.dumps(d, default=_json_default), base_dir))
         params.append(p)
     n = len(jobs)
     if client is not None:
-        workers = max(1, len(client.scheduler_info().get("workers", {})) or 1)
+        workers = max(1, sum(client.nthreads().values()))
     else:
         workers = os.cpu_count() or 1
     if batch_size is None:
