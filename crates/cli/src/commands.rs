@@ -3,7 +3,7 @@
 use crate::conv::{self, say_err, CmdResult, Dest, Fail};
 use indicatif::{ProgressBar, ProgressStyle};
 use interlab_experiment::live::{run_live, LiveTarget};
-use interlab_experiment::{parse_experiment, point_count, run_experiment, write_records, Engine, SeriesResult, XAxis};
+use interlab_experiment::{parse_experiment, point_count, run_experiment, run_experiment_shard, write_records, Engine, SeriesResult, Shard, XAxis};
 use interlab_model::{Ports, Profile, Service, VerbsSetup};
 use interlab_patterns::{Op, PatternKind, PatternSpec};
 use interlab_report::{render_svg, Figure, Scale, Series};
@@ -110,6 +110,11 @@ pub struct RunArgs {
     /// Live: time to wait for a daemon to answer a connection.
     #[arg(long, default_value = "5s", value_name = "DURATION", value_parser = conv::positive_duration)]
     connect_timeout: std::time::Duration,
+    /// Run only shard I of N of the spec's points (model engine), for job arrays: the
+    /// points whose place in spec order is I-1 modulo N. Join the shards' --out
+    /// directories with `interlab merge`.
+    #[arg(long, value_name = "I/N", value_parser = Shard::parse)]
+    points: Option<Shard>,
     /// Check the spec and list every key that shapes each series, without running it.
     #[arg(long)]
     dry_run: bool,
@@ -142,6 +147,9 @@ pub fn run(a: RunArgs) -> CmdResult {
         None => exp.engine,
         Some(e) => Engine::from_name(e).ok_or_else(|| format!("--engine {e}: expected one of {}", Engine::NAMES.join(", ")))?,
     };
+    if a.points.is_some() && engine != Engine::Model {
+        return Err("--points: shards are for the model engine (live points share one network and run one at a time)".into());
+    }
     let target = match engine {
         Engine::Model => None,
         Engine::Live | Engine::Both => {
@@ -168,6 +176,30 @@ pub fn run(a: RunArgs) -> CmdResult {
     let bar = Bar::new(a.quiet);
     let mut series: Vec<SeriesResult> = Vec::new();
     let mut records: Vec<interlab_patterns::ResultRecord> = Vec::new();
+    if let Some(shard) = a.points {
+        let places = shard.places(&exp);
+        bar.start(places.len());
+        bar.message(&format!("{} shard {}/{}", exp.name, shard.index, shard.of));
+        let tick = || bar.tick();
+        let model = run_experiment_shard(&exp, shard, &tick).map_err(Fail::Run)?;
+        bar.finish();
+        let records: Vec<_> = model.iter().flat_map(|s| s.records.iter().cloned()).collect();
+        write_records(out, &records)?;
+        // Records come series by series, each series' points in spec order: the same order
+        // as the places, which `merge` uses to put the shards back together.
+        let manifest = conv::document(
+            "interlab-shard",
+            serde_json::json!({"spec": name, "spec_sha": spec_digest(&text), "experiment": exp.name, "shard": shard.index, "shards": shard.of,
+                "points_total": point_count(&exp), "places": places})
+            .as_object()
+            .cloned()
+            .unwrap_or_default(),
+        );
+        let mf = out.join("shard.json");
+        std::fs::write(&mf, serde_json::to_string_pretty(&manifest).map_err(|e| e.to_string())? + "\n").map_err(|e| format!("{}: {e}", mf.display()))?;
+        say!("shard {}/{} of {}: {} of {} points; wrote {}, {}, {} (join the shards with `interlab merge DIR... --out DIR`)", shard.index, shard.of, exp.name, places.len(), point_count(&exp), out.join("results.jsonl").display(), out.join("results.csv").display(), mf.display());
+        return Ok(ExitCode::SUCCESS);
+    }
     if engine != Engine::Live {
         bar.start(point_count(&exp));
         bar.message(&exp.name);
@@ -288,6 +320,67 @@ pub fn run(a: RunArgs) -> CmdResult {
         }
         return Err(Fail::Run(format!("{} live point(s) failed (their error records are in {})", live_failed.len(), out.join("live.jsonl").display())));
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A digest of a spec's text (FNV-1a 64), so `merge` refuses shards of different specs.
+fn spec_digest(text: &str) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in text.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{h:016x}")
+}
+
+/// `interlab merge DIR... --out DIR`: the shards of one `run --points I/N` sweep joined
+/// into one results.jsonl/results.csv in spec order.
+pub fn merge(dirs: &[PathBuf], out: &Path) -> CmdResult {
+    use interlab_patterns::ResultRecord;
+    let mut shards: Vec<(u32, u32, String, usize, Vec<usize>, Vec<ResultRecord>)> = Vec::new();
+    for d in dirs {
+        let mf = d.join("shard.json");
+        let text = std::fs::read_to_string(&mf).map_err(|e| format!("{}: cannot read ({e}); is {} the --out of `interlab run --points I/N`?", mf.display(), d.display()))?;
+        let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| format!("{}: not JSON: {e}", mf.display()))?;
+        if v["kind"] != "interlab-shard" || v["schema"] != conv::SCHEMA {
+            return Err(format!("{}: not an interlab shard manifest (schema {})", mf.display(), conv::SCHEMA).into());
+        }
+        let num = |k: &str| v[k].as_u64().ok_or_else(|| format!("{}: key `{k}` missing or not a number", mf.display()));
+        let (i, n, total) = (num("shard")? as u32, num("shards")? as u32, num("points_total")? as usize);
+        let places: Vec<usize> = v["places"].as_array().ok_or_else(|| format!("{}: key `places` missing", mf.display()))?.iter().map(|x| x.as_u64().map(|x| x as usize)).collect::<Option<_>>().ok_or_else(|| format!("{}: `places` must be whole numbers", mf.display()))?;
+        let jl = d.join("results.jsonl");
+        let recs_text = std::fs::read_to_string(&jl).map_err(|e| format!("{}: cannot read: {e}", jl.display()))?;
+        let recs: Vec<ResultRecord> = recs_text.lines().enumerate().map(|(k, l)| serde_json::from_str(l).map_err(|e| format!("{} line {}: {e}", jl.display(), k + 1))).collect::<Result<_, _>>()?;
+        if recs.len() != places.len() {
+            return Err(format!("{}: {} records for {} points of shard {i}/{n}: an unfinished shard?", d.display(), recs.len(), places.len()).into());
+        }
+        shards.push((i, n, v["spec_sha"].as_str().unwrap_or_default().to_string(), total, places, recs));
+    }
+    let Some(first) = shards.first() else { return Err("merge: give the shards' directories".into()) };
+    let (n, sha, total) = (first.1, first.2.clone(), first.3);
+    let mut seen = vec![false; n as usize];
+    for s in &shards {
+        if s.1 != n || s.2 != sha || s.3 != total {
+            return Err(format!("merge: shard {}/{} is of another sweep (shards {}, spec digest {}) than shard {}/{n} (spec digest {sha})", s.0, s.1, s.1, s.2, first.0).into());
+        }
+        if std::mem::replace(&mut seen[(s.0 - 1) as usize], true) {
+            return Err(format!("merge: shard {}/{n} given twice", s.0).into());
+        }
+    }
+    let missing: Vec<String> = seen.iter().enumerate().filter(|(_, &x)| !x).map(|(k, _)| format!("{}/{n}", k + 1)).collect();
+    if !missing.is_empty() {
+        return Err(format!("merge: shards missing: {}", missing.join(", ")).into());
+    }
+    let mut slots: Vec<Option<ResultRecord>> = vec![None; total];
+    for s in shards {
+        for (p, r) in s.4.into_iter().zip(s.5) {
+            let slot = slots.get_mut(p).ok_or_else(|| format!("merge: place {p} beyond the sweep's {total} points"))?;
+            *slot = Some(r);
+        }
+    }
+    let records: Vec<ResultRecord> = slots.into_iter().enumerate().map(|(k, r)| r.ok_or_else(|| format!("merge: no record for point {k}"))).collect::<Result<_, _>>()?;
+    write_records(out, &records)?;
+    say!("merged {n} shards: {} records; wrote {}, {}", records.len(), out.join("results.jsonl").display(), out.join("results.csv").display());
     Ok(ExitCode::SUCCESS)
 }
 

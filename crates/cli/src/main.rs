@@ -45,6 +45,15 @@ enum Cmd {
     /// Run an experiment spec (TOML) in the model, live against `interlab serve` daemons, or
     /// both side by side; write results.jsonl, results.csv and a figure.
     Run(Box<commands::RunArgs>),
+    /// Join the --out directories of `interlab run --points I/N` shards into one set of records.
+    Merge {
+        /// The shards' directories (each with shard.json and results.jsonl).
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+        /// Output directory.
+        #[arg(long, default_value = "interlab-run")]
+        out: PathBuf,
+    },
     /// Benchmarks that print their figures.
     Bench {
         #[command(subcommand)]
@@ -142,6 +151,7 @@ fn main() -> ExitCode {
     let r = match cli.cmd {
         Cmd::Reproduce { studies, out, claims, json, quiet } => commands::reproduce(studies, out, claims, json.as_deref(), quiet),
         Cmd::Run(a) => commands::run(*a),
+        Cmd::Merge { dirs, out } => commands::merge(&dirs, &out),
         Cmd::Bench { what: BenchWhat::Kernel { events, pending, json } } => commands::bench_kernel(events, pending, json.as_deref()),
         Cmd::Bench { what: BenchWhat::Compare(a) } => live_cmd::bench_compare(a),
         Cmd::Bench { what: BenchWhat::Model { bytes, json } } => commands::bench_model(bytes, json.as_deref()),

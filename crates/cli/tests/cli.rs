@@ -290,3 +290,41 @@ fn full_reproduce_records_every_figure_and_every_claim_field() {
     }
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// `run --points I/N` shards merged with `interlab merge` give the full run's records
+/// byte for byte; a missing or foreign shard is refused.
+#[test]
+fn shards_merge_into_the_full_run() {
+    let d = scratch("shards");
+    let spec = repo().join("studies/pcie/fig6.toml");
+    let spec = spec.to_str().unwrap();
+    let full = d.join("full");
+    assert!(run(&["run", spec, "--out", full.to_str().unwrap(), "-q"]).status.success());
+    let mut dirs = Vec::new();
+    for i in 1..=3 {
+        let s = d.join(format!("s{i}"));
+        let o = run(&["run", spec, "--points", &format!("{i}/3"), "--out", s.to_str().unwrap(), "-q"]);
+        assert!(o.status.success(), "{}", text(&o));
+        dirs.push(s.to_str().unwrap().to_string());
+    }
+    let merged = d.join("merged");
+    let mut args = vec!["merge"];
+    args.extend(dirs.iter().map(String::as_str));
+    args.extend(["--out", merged.to_str().unwrap()]);
+    let o = run(&args);
+    assert!(o.status.success(), "{}", text(&o));
+    for f in ["results.jsonl", "results.csv"] {
+        assert_eq!(std::fs::read(full.join(f)).unwrap(), std::fs::read(merged.join(f)).unwrap(), "{f}");
+    }
+    let o = run(&["merge", &dirs[0], &dirs[2], "--out", merged.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).contains("shards missing: 2/3"), "{}", text(&o));
+    let other = d.join("other");
+    assert!(run(&["run", repo().join("studies/pcie/fig5.toml").to_str().unwrap(), "--points", "2/3", "--out", other.to_str().unwrap(), "-q"]).status.success());
+    let o = run(&["merge", &dirs[0], other.to_str().unwrap(), &dirs[2], "--out", merged.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).contains("another sweep"), "{}", text(&o));
+    let o = run(&["run", spec, "--points", "0/3"]);
+    assert_eq!(o.status.code(), Some(2));
+    let _ = std::fs::remove_dir_all(&d);
+}

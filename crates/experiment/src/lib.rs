@@ -11,7 +11,7 @@ pub mod toolout;
 mod run;
 mod spec;
 
-pub use run::{point_count, run_experiment, write_records, SeriesResult};
+pub use run::{point_count, run_experiment, run_experiment_shard, write_records, SeriesResult, Shard};
 pub use spec::{parse_experiment, Engine, Experiment, LiveSpec, PointSpec, SeriesSpec, XAxis};
 
 /// Version string stamped on every record.

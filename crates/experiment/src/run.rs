@@ -95,7 +95,54 @@ pub fn point_count(exp: &Experiment) -> usize {
 
 /// Runs every point; `tick` is called once per finished point (from worker threads).
 pub fn run_experiment(exp: &Experiment, tick: &(dyn Fn() + Sync)) -> Result<Vec<SeriesResult>, String> {
-    let jobs: Vec<(usize, PointSpec)> = exp.series.iter().enumerate().flat_map(|(i, s)| s.points().into_iter().map(move |p| (i, p))).collect();
+    run_experiment_shard(exp, Shard::ALL, tick)
+}
+
+/// One of `of` shards of an experiment's points (`index` from 1): the points whose place
+/// in spec order (series by series, each series' points in order) is `index - 1` modulo
+/// `of`, so every shard gets a share of small and large points.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard {
+    pub index: u32,
+    pub of: u32,
+}
+
+impl Shard {
+    /// Every point.
+    pub const ALL: Shard = Shard { index: 1, of: 1 };
+
+    /// Parses `I/N` (1 <= I <= N <= 100000).
+    pub fn parse(s: &str) -> Result<Shard, String> {
+        let (i, n) = s.split_once('/').ok_or_else(|| format!("`{s}`: expected I/N, e.g. 2/8"))?;
+        let (i, n): (u32, u32) = (i.trim().parse().map_err(|_| format!("`{s}`: `{i}` is not a whole number"))?, n.trim().parse().map_err(|_| format!("`{s}`: `{n}` is not a whole number"))?);
+        if n == 0 || n > 100_000 || i == 0 || i > n {
+            return Err(format!("`{s}`: expected 1 <= I <= N <= 100000"));
+        }
+        Ok(Shard { index: i, of: n })
+    }
+
+    /// Whether the point at place `k` of spec order is in this shard.
+    pub fn has(self, k: usize) -> bool {
+        k % self.of as usize == (self.index - 1) as usize
+    }
+
+    /// The places in spec order of this shard's points.
+    pub fn places(self, exp: &Experiment) -> Vec<usize> {
+        (0..point_count(exp)).filter(|&k| self.has(k)).collect()
+    }
+}
+
+/// Runs this shard's points; `tick` is called once per finished point.
+pub fn run_experiment_shard(exp: &Experiment, shard: Shard, tick: &(dyn Fn() + Sync)) -> Result<Vec<SeriesResult>, String> {
+    let jobs: Vec<(usize, PointSpec)> = exp
+        .series
+        .iter()
+        .enumerate()
+        .flat_map(|(i, s)| s.points().into_iter().map(move |p| (i, p)))
+        .enumerate()
+        .filter(|(k, _)| shard.has(*k))
+        .map(|(_, j)| j)
+        .collect();
     type Job = Result<(usize, PointSpec, interlab_model::Point), (String, u64, ModelError)>;
     let results: Vec<Job> = jobs
         .par_iter()
