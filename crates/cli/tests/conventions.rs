@@ -33,6 +33,7 @@ fn repo(p: &str) -> String {
 const COMMANDS: &[&[&str]] = &[
     &["reproduce"],
     &["run"],
+    &["merge"],
     &["bench", "kernel"],
     &["bench", "compare"],
     &["bench", "model"],
