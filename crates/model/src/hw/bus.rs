@@ -45,13 +45,32 @@ impl Pipe {
         if dur == 0 {
             return ready;
         }
+        // The common case: the pipe is idle from `ready` on (every interval ends by then).
+        // The transfer goes last, merged with the last interval if it touches it.
+        let n = self.busy.len();
+        match self.busy.back_mut() {
+            None => {
+                self.busy.push_back((ready, ready + dur));
+                return ready + dur;
+            }
+            Some(last) if last.1 <= ready => {
+                if last.1 == ready {
+                    last.1 = ready + dur;
+                } else {
+                    self.busy.push_back((ready, ready + dur));
+                }
+                return ready + dur;
+            }
+            Some(_) => {}
+        }
         // Find the first gap of `dur` at or after `ready`.
         // Intervals are sorted and disjoint, so their ends are sorted too: skip every one
         // that ends by `ready` with a binary search (callers may reserve far ahead).
         let mut start = ready;
         let first = self.busy.partition_point(|&(_, e)| e <= start);
-        let mut idx = self.busy.len();
-        for (i, &(s, e)) in self.busy.iter().enumerate().skip(first) {
+        let mut idx = n;
+        for i in first..n {
+            let (s, e) = self.busy[i];
             if s >= start + dur {
                 idx = i;
                 break;
