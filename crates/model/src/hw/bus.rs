@@ -68,14 +68,18 @@ impl Pipe {
         // that ends by `ready` with a binary search (callers may reserve far ahead).
         let mut start = ready;
         let first = self.busy.partition_point(|&(_, e)| e <= start);
+        // Walk the ring's two contiguous halves as plain slices (no wrap arithmetic per step).
         let mut idx = n;
-        for i in first..n {
-            let (s, e) = self.busy[i];
-            if s >= start + dur {
-                idx = i;
-                break;
+        let (front, back) = self.busy.as_slices();
+        let (skip_front, skip_back) = (first.min(front.len()), first.saturating_sub(front.len()));
+        'search: for (offset, half, skip) in [(0, front, skip_front), (front.len(), back, skip_back)] {
+            for (i, &(s, e)) in half.iter().enumerate().skip(skip) {
+                if s >= start + dur {
+                    idx = offset + i;
+                    break 'search;
+                }
+                start = start.max(e);
             }
-            start = start.max(e);
         }
         let end = start + dur;
         // Insert at idx, merging with touching neighbours.
