@@ -2,7 +2,7 @@
 //!
 //! Payloads live in a slab beside the heap so the heap itself moves only 16-byte keys
 //! (`time`, then `seq` and the slab slot packed in one word); this matters for the model's
-//! events, which are over 100 bytes. Four children's keys fill one 64-byte cache line.
+//! events, which are over 100 bytes. Four children's keys are 64 bytes (two cache lines at most).
 //! A 4-ary heap is half as deep as a binary one, and choosing the least of four children
 //! compiles to conditional moves rather than unpredictable branches.
 
