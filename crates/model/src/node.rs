@@ -61,6 +61,44 @@ fn train_len(train_max: u64, left: u64) -> u64 {
     }
 }
 
+/// The packets of one train as the send engine cuts them: their number, payload and wire
+/// bytes, and the kinds of the first and last (which describe the train). Summed as they are
+/// pushed, so cutting a train allocates nothing.
+struct TrainSum {
+    service: Service,
+    count: u64,
+    payload: u64,
+    /// InfiniBand wire bytes (headers included) of all the packets.
+    wire_bytes: u64,
+    first: Option<Kind>,
+    last: Option<Kind>,
+}
+
+impl TrainSum {
+    fn new(service: Service) -> Self {
+        TrainSum { service, count: 0, payload: 0, wire_bytes: 0, first: None, last: None }
+    }
+
+    /// Adds the next packet: its kind and payload bytes.
+    fn push(&mut self, (kind, payload): (Kind, u64)) {
+        self.count += 1;
+        self.payload += payload;
+        self.wire_bytes += packet_bytes(ext_bytes(kind, self.service), payload);
+        self.first.get_or_insert(kind);
+        self.last = Some(kind);
+    }
+
+    /// The train's kind, from its first and last packets.
+    fn kind(&self) -> Kind {
+        let (first, last) = (self.first.expect("a train has a packet"), self.last.expect("a train has a packet"));
+        match (first, last) {
+            (Kind::Data { op, first, .. }, Kind::Data { last, .. }) => Kind::Data { op, first, last },
+            (Kind::ReadResp { first, .. }, Kind::ReadResp { last, .. }) => Kind::ReadResp { first, last },
+            (k, _) => k,
+        }
+    }
+}
+
 /// Counts one part of `meta`'s message in `seen`; true when it was the last (always for
 /// single-part messages), and the message's entry is then forgotten.
 fn last_part(seen: &mut BTreeMap<(u32, u64), u16>, meta: &MsgMeta) -> bool {
@@ -442,17 +480,18 @@ impl Node {
     /// keeps its own headers, framing, engine time and PSN; only the events are shared.
     fn send_one(&mut self, q: usize, ctx: &mut Ctx<'_, Ev>) {
         let now = ctx.now();
-        let prof = self.prof.clone();
         let port = self.qps[q].port as usize;
-        let link = self.links[port].clone();
         let eth = self.is_eth(port);
-        let (a, mtu) = (&prof.adapter, link.mtu_bytes as u64);
+        // Borrow the profile and the link beside the queue pair (disjoint fields of `self`).
+        let a = &self.prof.adapter;
+        let link = &self.links[port];
+        let mtu = link.mtu_bytes as u64;
         let train_max = self.train_max;
         let qp = &mut self.qps[q];
         let service = qp.service;
         let mut engine = 0;
-        // (kind, payload) of each packet in the train.
-        let mut pkts: Vec<(Kind, u64)> = Vec::new();
+        // The packets of the train, summed as they are cut (no list kept).
+        let mut pkts = TrainSum::new(service);
         let (wr_id, meta, psn, ack_req, atomic_rmw);
         let mut local_done = None;
         let mut inline_data = false;
@@ -532,18 +571,14 @@ impl Node {
                 local_done = (service != Service::Rc && !wr.op.is_request_response()).then_some(wr.meta);
             }
         }
-        let count = pkts.len() as u64;
+        let count = pkts.count;
         engine += count * ns(a.tx_packet_ns);
-        let payload: u64 = pkts.iter().map(|p| p.1).sum();
+        let payload = pkts.payload;
         // Ethernet frames carry IP packets; MAC header, FCS, preamble and gap are framing.
-        let wire: u64 = if eth { payload } else { pkts.iter().map(|&(k, p)| packet_bytes(ext_bytes(k, service), p)).sum() };
-        // The train is described by its first and last packets.
-        let kind = match (pkts[0].0, pkts[pkts.len() - 1].0) {
-            (Kind::Data { op, first, .. }, Kind::Data { last, .. }) => Kind::Data { op, first, last },
-            (Kind::ReadResp { first, .. }, Kind::ReadResp { last, .. }) => Kind::ReadResp { first, last },
-            (k, _) => k,
-        };
+        let wire: u64 = if eth { payload } else { pkts.wire_bytes };
+        let kind = pkts.kind();
         let (dst_node, dst_port, dst_qp) = (qp.remote_node, qp.remote_port, qp.remote_qp);
+        let (ser, prop) = (link.ser_ps(wire, count), link.prop_ps());
         // Send engine, then the payload's DMA read, then the port.
         let start = now.max(self.tx_engine_free);
         self.tx_engine_free = start + engine;
@@ -555,11 +590,10 @@ impl Node {
             ready = self.bus.dma_read(ready, 8);
             self.bus.dma_write(ready, 8);
         }
-        let ser = link.ser_ps(wire, count);
         let depart = ready.max(self.port_free[port]);
         self.port_free[port] = depart + ser;
         let pkt = Packet { dst_node, dst_port, dst_qp, kind, service, psn, ack_req, payload, wire_bytes: wire, count: count as u32, wr_id, meta };
-        ctx.send_at(self.switch, depart + link.prop_ps(), Ev::PktAtSwitch { in_port: self.switch_port_base + port as u16, ser_ps: ser, pkt });
+        ctx.send_at(self.switch, depart + prop, Ev::PktAtSwitch { in_port: self.switch_port_base + port as u16, ser_ps: ser, pkt });
         self.stats.packets_sent += count;
         self.stats.payload_bytes_sent += payload;
         self.tx_inflight += count as u32;
@@ -640,11 +674,14 @@ impl Node {
 
     fn receive(&mut self, pkt: Packet, ctx: &mut Ctx<'_, Ev>) {
         let now = ctx.now();
-        let prof = self.prof.clone();
-        let a = &prof.adapter;
+        // The adapter's costs this needs, copied out so `self` stays free to borrow.
+        let (rx_packet_ns, wqe_bytes, cqe_bytes) = {
+            let a = &self.prof.adapter;
+            (a.rx_packet_ns, a.wqe_bytes, a.cqe_bytes)
+        };
         self.stats.packets_received += pkt.count as u64;
         let start = now.max(self.rx_engine_free);
-        let mut t = start + pkt.count as u64 * ns(a.rx_packet_ns);
+        let mut t = start + pkt.count as u64 * ns(rx_packet_ns);
         let q = pkt.dst_qp as usize;
         match pkt.kind {
             Kind::Data { op, first, last } => {
@@ -652,11 +689,11 @@ impl Node {
                 let datagram_list = matches!(pkt.meta.ulp, UlpKind::ZcopyData { .. });
                 if datagram_list {
                     // Every datagram lands in a receive WQE of its own and completes alone.
-                    t = self.bus.dma_read(t, pkt.count as u64 * a.wqe_bytes);
+                    t = self.bus.dma_read(t, pkt.count as u64 * wqe_bytes);
                     pkt.meta.ulp = UlpKind::ZcopyData { datagrams: pkt.count as u16 };
                 } else if op == Op::Send && first {
                     // Fetch the receive WQE the message lands in.
-                    t = self.bus.dma_read(t, a.wqe_bytes);
+                    t = self.bus.dma_read(t, wqe_bytes);
                 }
                 self.rx_engine_free = t;
                 let visible = if pkt.payload > 0 { self.bus.dma_write(t, pkt.payload) } else { t };
@@ -664,12 +701,12 @@ impl Node {
                 if pkt.service == Service::Ud && self.chans.get(&pkt.meta.chan).is_some_and(|c| c.sock.is_some()) {
                     // Datagrams (IPoIB-UD, Ethernet frames): every packet is its own receive
                     // completion, even when the sender's adapter cut them from one LSO request.
-                    let cqe = self.bus.dma_write(visible, a.cqe_bytes * pkt.count as u64);
+                    let cqe = self.bus.dma_write(visible, cqe_bytes * pkt.count as u64);
                     ctx.send_at(ctx.me(), cqe, Ev::SockArrival { meta: pkt.meta, packets: pkt.count, bytes: pkt.payload });
                 } else if (last || datagram_list) && pkt.meta.notify {
                     if op == Op::Send {
                         let cqes = if datagram_list { pkt.count as u64 } else { 1 };
-                        let cqe = self.bus.dma_write(visible, a.cqe_bytes * cqes);
+                        let cqe = self.bus.dma_write(visible, cqe_bytes * cqes);
                         self.arrived(cqe, pkt.meta, true, ctx);
                     } else {
                         self.arrived(visible, pkt.meta, false, ctx);
@@ -701,7 +738,7 @@ impl Node {
                 if done {
                     // A response also acknowledges its request and everything before it.
                     self.acknowledge(q, pkt.psn, t, ctx);
-                    let cqe = self.bus.dma_write(visible, a.cqe_bytes);
+                    let cqe = self.bus.dma_write(visible, cqe_bytes);
                     let qp = &mut self.qps[q];
                     qp.reads_out -= 1;
                     if self.chans.get(&pkt.meta.chan).is_some_and(|c| c.sock.is_some()) {

@@ -45,18 +45,41 @@ impl Pipe {
         if dur == 0 {
             return ready;
         }
+        // The common case: the pipe is idle from `ready` on (every interval ends by then).
+        // The transfer goes last, merged with the last interval if it touches it.
+        let n = self.busy.len();
+        match self.busy.back_mut() {
+            None => {
+                self.busy.push_back((ready, ready + dur));
+                return ready + dur;
+            }
+            Some(last) if last.1 <= ready => {
+                if last.1 == ready {
+                    last.1 = ready + dur;
+                } else {
+                    self.busy.push_back((ready, ready + dur));
+                }
+                return ready + dur;
+            }
+            Some(_) => {}
+        }
         // Find the first gap of `dur` at or after `ready`.
         // Intervals are sorted and disjoint, so their ends are sorted too: skip every one
         // that ends by `ready` with a binary search (callers may reserve far ahead).
         let mut start = ready;
         let first = self.busy.partition_point(|&(_, e)| e <= start);
-        let mut idx = self.busy.len();
-        for (i, &(s, e)) in self.busy.iter().enumerate().skip(first) {
-            if s >= start + dur {
-                idx = i;
-                break;
+        // Walk the ring's two contiguous halves as plain slices (no wrap arithmetic per step).
+        let mut idx = n;
+        let (front, back) = self.busy.as_slices();
+        let (skip_front, skip_back) = (first.min(front.len()), first.saturating_sub(front.len()));
+        'search: for (offset, half, skip) in [(0, front, skip_front), (front.len(), back, skip_back)] {
+            for (i, &(s, e)) in half.iter().enumerate().skip(skip) {
+                if s >= start + dur {
+                    idx = offset + i;
+                    break 'search;
+                }
+                start = start.max(e);
             }
-            start = start.max(e);
         }
         let end = start + dur;
         // Insert at idx, merging with touching neighbours.

@@ -6,7 +6,6 @@ use crate::event::Ev;
 use crate::hw::link::LinkSpec;
 use crate::hw::switch_spec::SwitchSpec;
 use interlab_kernel::{Component, ComponentId, Ctx, Time};
-use std::collections::BTreeMap;
 
 /// What an output port is cabled to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,8 +34,8 @@ pub struct Switch {
     buffer_bytes: u64,
     /// Output ports.
     pub ports: Vec<SwitchPort>,
-    /// Destination (node index, adapter port) -> output port.
-    routes: BTreeMap<(u32, u8), usize>,
+    /// Destination -> output port: `routes[node index][adapter port]`.
+    routes: Vec<Vec<Option<usize>>>,
     /// Output port for destinations not in `routes` (towards the other site).
     uplink: Option<usize>,
     /// Packets forwarded.
@@ -52,7 +51,7 @@ impl Switch {
             latency_ps: (spec.port_latency_ns * 1000.0).round() as Time,
             buffer_bytes: spec.buffer_bytes,
             ports: vec![],
-            routes: BTreeMap::new(),
+            routes: Vec::new(),
             uplink: None,
             forwarded: 0,
             stalls: 0,
@@ -63,7 +62,15 @@ impl Switch {
     pub fn add_node_port(&mut self, node: u32, id: ComponentId, port: u8, link: &LinkSpec) -> u16 {
         self.ports.push(SwitchPort { peer: Peer::Node { id, port }, link: link.clone(), free: 0, busy_ps: 0 });
         let idx = self.ports.len() - 1;
-        self.routes.insert((node, port), idx);
+        let (node, port) = (node as usize, port as usize);
+        if self.routes.len() <= node {
+            self.routes.resize(node + 1, Vec::new());
+        }
+        let ports = &mut self.routes[node];
+        if ports.len() <= port {
+            ports.resize(port + 1, None);
+        }
+        ports[port] = Some(idx);
         idx as u16
     }
 
@@ -84,8 +91,8 @@ impl Component<Ev> for Switch {
         let now = ctx.now();
         let out = self
             .routes
-            .get(&(pkt.dst_node, pkt.dst_port))
-            .copied()
+            .get(pkt.dst_node as usize)
+            .and_then(|ports| ports.get(pkt.dst_port as usize).copied().flatten())
             .or(self.uplink)
             .unwrap_or_else(|| panic!("switch: no route to node {} port {}", pkt.dst_node, pkt.dst_port));
         let port = &mut self.ports[out];
