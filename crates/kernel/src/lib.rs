@@ -19,4 +19,4 @@ mod time;
 pub use queue::{EventQueue, Scheduled};
 pub use rng::Rng;
 pub use sim::{Component, ComponentId, Ctx, RunStats, Simulation};
-pub use time::{Time, PS_PER_MS, PS_PER_NS, PS_PER_S, PS_PER_US};
+pub use time::{from_ns, from_us, Time, PS_PER_MS, PS_PER_NS, PS_PER_S, PS_PER_US};

@@ -18,9 +18,7 @@ use interlab_patterns::{Input, Message, Op, Output, Program};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-fn ns(x: f64) -> Time {
-    (x * 1000.0).round() as Time
-}
+use interlab_kernel::from_ns as ns;
 
 /// How a channel uses the adapter's ports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

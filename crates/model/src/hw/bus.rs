@@ -209,9 +209,7 @@ pub struct Bus {
     pub down: Pipe,
 }
 
-fn ns(x: f64) -> Time {
-    (x * 1000.0).round() as Time
-}
+use interlab_kernel::from_ns as ns;
 
 impl Bus {
     /// An idle bus.

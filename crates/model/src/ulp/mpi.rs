@@ -21,9 +21,7 @@ use interlab_kernel::{Ctx, Time};
 use interlab_patterns::{Input, Message, Op};
 use std::collections::{BTreeMap, VecDeque};
 
-fn ns(x: f64) -> Time {
-    (x * 1000.0).round() as Time
-}
+use interlab_kernel::from_ns as ns;
 
 /// The MPI library's parameters (profile section `[mpi]`).
 #[derive(Debug, Clone, PartialEq)]

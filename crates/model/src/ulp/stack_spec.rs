@@ -7,9 +7,8 @@ use crate::params::{ParamError, Table};
 use interlab_kernel::Time;
 
 /// Picoseconds in `x` nanoseconds.
-pub(crate) fn ns(x: f64) -> Time {
-    (x * 1000.0).round() as Time
-}
+/// Nanoseconds (a real number, as profiles give them) to picoseconds: the kernel's [`interlab_kernel::from_ns`].
+pub(crate) use interlab_kernel::from_ns as ns;
 
 /// Host kernel and socket-stack costs.
 #[derive(Debug, Clone, PartialEq)]
