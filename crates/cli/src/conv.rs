@@ -156,6 +156,26 @@ impl Dest {
     }
 }
 
+/// The writers of `--json [FILE]` and `--csv [FILE]` for records written as they come:
+/// standard output or a created FILE each; both to standard output is refused.
+pub type RecordWriters = (Option<Box<dyn Write>>, Option<Box<dyn Write>>);
+
+/// Opens the `--json`/`--csv` destinations of a command that streams records.
+pub fn record_writers(json: Option<&Path>, csv: Option<&Path>) -> Result<RecordWriters, Fail> {
+    let (jd, cd) = (Dest::from_flag(json), Dest::from_flag(csv));
+    if jd == Some(Dest::Stdout) && cd == Some(Dest::Stdout) {
+        return Err(Fail::Input("--json and --csv both to standard output: give one of them a FILE".into()));
+    }
+    let open = |flag: &str, d: Option<Dest>| -> Result<Option<Box<dyn Write>>, Fail> {
+        Ok(match d {
+            None => None,
+            Some(Dest::Stdout) => Some(Box::new(std::io::stdout())),
+            Some(Dest::File(p)) => Some(Box::new(std::fs::File::create(&p).map_err(|e| Fail::Input(format!("--{flag} {}: cannot write: {e}", p.display())))?)),
+        })
+    };
+    Ok((open("json", jd)?, open("csv", cd)?))
+}
+
 /// A JSON document with the shared header: `{"schema": 1, "kind": KIND, "version": ..., ...}`.
 pub fn document(kind: &str, mut body: serde_json::Map<String, serde_json::Value>) -> serde_json::Value {
     let mut m = serde_json::Map::new();

@@ -6,7 +6,7 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use interlab_live::auth::Token;
 use interlab_live::compare::{self, CompareOptions};
-use crate::conv::{self, Dest, Fail};
+use crate::conv::{self, Fail};
 use interlab_live::output::{csv_header, csv_row, table_header, table_row_once};
 use std::collections::BTreeSet;
 use interlab_live::record::to_json_line;
@@ -442,21 +442,9 @@ struct Sink {
     files: Option<(PathBuf, std::fs::File, std::fs::File)>,
 }
 
-/// Standard output, or a created FILE, for `--json [FILE]`/`--csv [FILE]`.
-fn open_dest(flag: &str, d: Option<Dest>) -> Result<Option<Box<dyn Write>>, Fail> {
-    Ok(match d {
-        None => None,
-        Some(Dest::Stdout) => Some(Box::new(std::io::stdout())),
-        Some(Dest::File(p)) => Some(Box::new(std::fs::File::create(&p).map_err(|e| Fail::Input(format!("--{flag} {}: cannot write: {e}", p.display())))?)),
-    })
-}
-
 impl Sink {
     fn new(a: &LiveArgs) -> Result<Sink, Fail> {
-        let (jd, cd) = (Dest::from_flag(a.json.as_deref()), Dest::from_flag(a.csv.as_deref()));
-        if jd == Some(Dest::Stdout) && cd == Some(Dest::Stdout) {
-            return Err("--json and --csv both to standard output: give one of them a FILE".into());
-        }
+        let (json, csv) = conv::record_writers(a.json.as_deref(), a.csv.as_deref())?;
         let table = !conv::stdout_is_data();
         let files = match &a.out {
             None => None,
@@ -470,7 +458,7 @@ impl Sink {
                 Some((d.clone(), j, c))
             }
         };
-        Ok(Sink { table, json: open_dest("json", jd)?, csv: open_dest("csv", cd)?, header_done: false, flags_seen: BTreeSet::new(), files })
+        Ok(Sink { table, json, csv, header_done: false, flags_seen: BTreeSet::new(), files })
     }
 
     /// Writes one record as soon as it is measured (a sweep that dies keeps what it had).

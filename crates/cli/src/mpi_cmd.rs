@@ -10,7 +10,7 @@
 //! Iteration and warm-up counts follow OSU's rules (`Workload::default_counts`). Rank 0
 //! prints and writes the records (engine "live", transport "mpi").
 
-use crate::conv::{self, CmdResult, Dest, Fail};
+use crate::conv::{self, CmdResult, Fail};
 use crate::mpi_ffi::{null_request, Mpi};
 use clap::Args;
 use interlab_live::output::{csv_header, csv_row, table_header, table_row};
@@ -270,21 +270,10 @@ struct Out {
     header_done: bool,
 }
 
-fn open(flag: &str, d: Option<Dest>) -> Result<Option<Box<dyn Write>>, Fail> {
-    Ok(match d {
-        None => None,
-        Some(Dest::Stdout) => Some(Box::new(std::io::stdout())),
-        Some(Dest::File(p)) => Some(Box::new(std::fs::File::create(&p).map_err(|e| Fail::Input(format!("--{flag} {}: cannot write: {e}", p.display())))?)),
-    })
-}
-
 impl Out {
     fn new(a: &MpiArgs) -> Result<Out, Fail> {
-        let (jd, cd) = (Dest::from_flag(a.json.as_deref()), Dest::from_flag(a.csv.as_deref()));
-        if jd == Some(Dest::Stdout) && cd == Some(Dest::Stdout) {
-            return Err("--json and --csv both to standard output: give one of them a FILE".into());
-        }
-        Ok(Out { table: !conv::stdout_is_data(), json: open("json", jd)?, csv: open("csv", cd)?, header_done: false })
+        let (json, csv) = conv::record_writers(a.json.as_deref(), a.csv.as_deref())?;
+        Ok(Out { table: !conv::stdout_is_data(), json, csv, header_done: false })
     }
 
     fn write(&mut self, r: &ExtendedRecord, title: &str) -> Result<(), Fail> {
