@@ -360,6 +360,13 @@ fn parse_series(file: &str, base: Option<&Path>, l: &mut Layers, label_default: 
     // A latency series keeps one 8-byte sample per iteration.
     let max_iter = if kind == PatternKind::Latency { limits::MAX_LATENCY_SAMPLES } else { limits::MAX_ITERATIONS };
     let iterations = l.pick("iterations").int_in("iterations", 100, 1, max_iter as u64)? as u32;
+    // A pipelined loop measures the completions after the warm-up; with fewer of them than
+    // operations in flight, all were posted before measuring began and the figure is the
+    // drain rate of the queue, blind to the round trip (distance, window) it is meant to show.
+    if matches!(kind, PatternKind::Pipelined | PatternKind::BiPipelined) && iterations < window {
+        let t = l.pick("iterations");
+        return Err(t.err("iterations", format!("{iterations} is fewer than the window ({window}): a pipelined loop then measures only the drain of operations posted before measuring began; give at least {window}")));
+    }
     let t = l.pick("sizes");
     let sizes = match t.value("sizes") {
         None => return Err(t.err("sizes", "missing (expected e.g. \"1..1M\" or [4, 64, 1024])")),
@@ -676,6 +683,7 @@ sizes = [8192]
             ("[experiment]\nname=\"t\"\nprofile=\"xeon-mt25208-pcie\"\n[pattern]\nkind=\"latency\"\nsizes=\"4\"\nwindw=3", "pattern.windw", "did you mean `window`?"),
             ("[pvfs]\nname=\"x\"\n[[series]]\nlabel=\"a\"", "", "run it with `interlab pvfs --spec bad.toml`"),
             ("[datacenter]\nname=\"x\"", "", "interlab datacenter replay --spec bad.toml"),
+            ("[experiment]\nname=\"t\"\nprofile=\"xeon-mt25208-pcie\"\n[pattern]\nkind=\"pipelined\"\nsizes=\"4K\"\nwindow=16\niterations=4", "iterations", "fewer than the window (16)"),
             ("series=3\n[experiment]\nname=\"t\"\nprofile=\"xeon-mt25208-pcie\"\n[pattern]\nkind=\"latency\"\nsizes=\"4\"", "series", "expected [[series]]"),
             ("[experiment]\nname=\"t\"\nprofile=\"xeon-mt25208-pcie\"\n[pattern]\nkind=\"latency\"\nsizes=\"4\"\ndistance_miles=100", "distance_miles", "no [wan] section"),
             ("[experiment]\nname=\"t\"\nprofile=\"woodcrest-infinihost-longbow\"\n[pattern]\nkind=\"latency\"\nsizes=\"4\"\ndistance_miles=[-1]", "distance_miles", "non-negative"),
