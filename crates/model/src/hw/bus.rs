@@ -7,6 +7,7 @@
 
 use crate::hw::link::LineCode;
 use crate::params::{ParamError, Table};
+use interlab_kernel::from_ns as ns;
 use interlab_kernel::Time;
 
 /// A serial resource. A transfer takes the earliest idle gap long enough for it at or
@@ -208,8 +209,6 @@ pub struct Bus {
     /// Host-to-device direction (PCIe only; unused for PCI-X).
     pub down: Pipe,
 }
-
-use interlab_kernel::from_ns as ns;
 
 impl Bus {
     /// An idle bus.
