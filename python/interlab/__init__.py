@@ -394,26 +394,25 @@ def sweep(
     batches = [jobs[i : i + batch_size] for i in range(0, n, batch_size)]
     bar = _Progress(n, progress, "interlab sweep")
     results: Dict[int, Tuple[bool, str, str]] = {}
+
+    def collect(finished: Any) -> None:
+        """Takes the batches' results as they finish (threads or Dask futures alike)."""
+        for f in finished:
+            out = f.result()
+            for i, ok, text, kind in out:
+                results[i] = (ok, text, kind)
+            bar.update(len(out))
+
     try:
         if client is None:
             from concurrent.futures import ThreadPoolExecutor, as_completed
 
             with ThreadPoolExecutor(max_workers=workers) as pool:
-                futs = [pool.submit(_run_batch, b) for b in batches]
-                for f in as_completed(futs):
-                    out = f.result()
-                    for i, ok, text, kind in out:
-                        results[i] = (ok, text, kind)
-                    bar.update(len(out))
+                collect(as_completed([pool.submit(_run_batch, b) for b in batches]))
         else:
             from distributed import as_completed as dask_as_completed  # type: ignore[import-not-found]
 
-            futs = client.map(_run_batch, batches, pure=False)
-            for f in dask_as_completed(futs):
-                out = f.result()
-                for i, ok, text, kind in out:
-                    results[i] = (ok, text, kind)
-                bar.update(len(out))
+            collect(dask_as_completed(client.map(_run_batch, batches, pure=False)))
     finally:
         bar.close()
     rows: List[str] = []

@@ -78,20 +78,6 @@ fn base_text(base: &str) -> Result<String, String> {
     Err(format!("--base {base}: not a built-in profile and no such file (built-in: {})", known.join(", ")))
 }
 
-/// Opens --out for writing before anything is measured, so a bad path fails at once.
-fn check_writable(out: &Path) -> Result<(), String> {
-    let existed = out.exists();
-    if out.is_dir() {
-        return Err(format!("--profile {}: is a directory (expected a profile file path)", out.display()));
-    }
-    std::fs::OpenOptions::new().append(true).create(true).open(out).map_err(|e| format!("--profile {}: cannot write: {e}", out.display()))?;
-    if !existed {
-        let _ = std::fs::remove_file(out);
-    }
-    Ok(())
-}
-
-
 fn json_num(x: Option<f64>) -> serde_json::Value {
     x.filter(|v| v.is_finite()).map_or(serde_json::Value::Null, |v| serde_json::json!((v * 1000.0).round() / 1000.0))
 }
@@ -188,7 +174,7 @@ pub fn run(a: CalibrateArgs) -> CmdResult {
     if a.check {
         Profile::load(&profile_path.display().to_string()).map_err(|e| format!("--check: {e}"))?;
     } else {
-        check_writable(&profile_path)?;
+        conv::check_writable_file("profile", &profile_path)?;
     }
     let peer = parse_peer(&peer_text, DEFAULT_PORT)?;
     let token = match (&a.auth_token, &a.auth_token_file) {

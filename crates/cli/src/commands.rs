@@ -131,10 +131,7 @@ pub struct RunArgs {
 
 pub fn run(a: RunArgs) -> CmdResult {
     let (spec, out) = (a.spec.as_path(), a.out.as_path());
-    let (json, csv) = (Dest::from_flag(a.json.as_deref()), Dest::from_flag(a.csv.as_deref()));
-    if json == Some(Dest::Stdout) && csv == Some(Dest::Stdout) {
-        return Err("--json and --csv both to standard output: give one of them a FILE".into());
-    }
+    let (json, csv) = conv::record_dests(a.json.as_deref(), a.csv.as_deref())?;
     for (flag, d) in [("json", &json), ("csv", &csv)] {
         if let Some(d) = d {
             d.check_writable(flag)?;
@@ -238,16 +235,10 @@ pub fn run(a: RunArgs) -> CmdResult {
     bar.finish();
     write_records(out, &records)?;
     if let Some(j) = &json {
-        let text: String = records.iter().map(|r| serde_json::to_string(r).map(|l| l + "\n")).collect::<Result<_, _>>().map_err(|e| Fail::Run(e.to_string()))?;
-        j.write("json", &text)?;
+        j.write("json", &interlab_experiment::records_jsonl(&records))?;
     }
     if let Some(c) = &csv {
-        let mut text = format!("{}\n", interlab_patterns::ResultRecord::CSV_HEADER_FULL);
-        for r in &records {
-            text.push_str(&r.csv_row_full());
-            text.push('\n');
-        }
-        c.write("csv", &text)?;
+        c.write("csv", &interlab_experiment::records_csv(&records))?;
     }
     // A table: one row per x (size, distance, clients or streams), one column per series;
     // with both engines, the live/model ratio after each pair.
@@ -551,22 +542,13 @@ pub fn pvfs(spec: &Path, json: Option<&Path>, quiet: bool) -> CmdResult {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The kinds of spec file, by their top-level table, and the command that runs each.
-const SPEC_KINDS: &[(&str, &str, &str)] = &[
-    ("experiment", "an experiment spec", "interlab run FILE"),
-    ("pvfs", "a parallel-file-I/O (PVFS) spec", "interlab pvfs --spec FILE"),
-    ("datacenter", "a data-center (TPC-W replay) spec", "interlab datacenter replay --spec FILE"),
-];
-
 /// Refuses a spec of another kind than `want` (its top-level table), naming the command
-/// that runs it. Text that is not TOML is left to the spec's own parser.
+/// that runs it (`interlab_experiment::other_spec_kind`). Text that is not TOML is left to
+/// the spec's own parser.
 pub fn check_spec_kind(file: &str, text: &str, want: &str) -> Result<(), Fail> {
     let Ok(root) = text.parse::<toml::Table>() else { return Ok(()) };
-    if root.contains_key(want) {
-        return Ok(());
+    match interlab_experiment::other_spec_kind(file, &root, want) {
+        Some(why) => Err(Fail::Input(format!("{file}: {why}"))),
+        None => Ok(()),
     }
-    if let Some((table, what, cmd)) = SPEC_KINDS.iter().find(|(t, _, _)| root.contains_key(*t)) {
-        return Err(Fail::Input(format!("{file}: this is {what} (it has a [{table}] table, no [{want}]): run it with `{}`", cmd.replace("FILE", file))));
-    }
-    Ok(())
 }

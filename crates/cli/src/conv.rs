@@ -97,6 +97,20 @@ pub fn size(s: &str) -> Result<u64, String> {
 /// Whether standard output is reserved for a JSON or CSV document.
 static STDOUT_IS_DATA: AtomicBool = AtomicBool::new(false);
 
+/// Fails early (before any measurement) when the file `--FLAG PATH` names cannot be
+/// created; a file that did not exist is not left behind.
+pub fn check_writable_file(flag: &str, p: &Path) -> Result<(), Fail> {
+    if p.is_dir() {
+        return Err(Fail::Input(format!("--{flag} {}: is a directory (expected a file; --out takes directories)", p.display())));
+    }
+    let existed = p.exists();
+    std::fs::OpenOptions::new().append(true).create(true).open(p).map_err(|e| Fail::Input(format!("--{flag} {}: cannot write: {e}", p.display())))?;
+    if !existed {
+        let _ = std::fs::remove_file(p);
+    }
+    Ok(())
+}
+
 /// Where a `--json [FILE]` / `--csv [FILE]` document goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Dest {
@@ -121,17 +135,10 @@ impl Dest {
 
     /// Fails early (before any measurement) when the file cannot be created.
     pub fn check_writable(&self, flag: &str) -> Result<(), Fail> {
-        if let Dest::File(p) = self {
-            if p.is_dir() {
-                return Err(Fail::Input(format!("--{flag} {}: is a directory (expected a file; --out takes directories)", p.display())));
-            }
-            let existed = p.exists();
-            std::fs::OpenOptions::new().append(true).create(true).open(p).map_err(|e| Fail::Input(format!("--{flag} {}: cannot write: {e}", p.display())))?;
-            if !existed {
-                let _ = std::fs::remove_file(p);
-            }
+        match self {
+            Dest::File(p) => check_writable_file(flag, p),
+            Dest::Stdout => Ok(()),
         }
-        Ok(())
     }
 
     /// Writes `text` (a whole document) to the destination.
@@ -156,24 +163,54 @@ impl Dest {
     }
 }
 
-/// The writers of `--json [FILE]` and `--csv [FILE]` for records written as they come:
-/// standard output or a created FILE each; both to standard output is refused.
-pub type RecordWriters = (Option<Box<dyn Write>>, Option<Box<dyn Write>>);
-
-/// Opens the `--json`/`--csv` destinations of a command that streams records.
-pub fn record_writers(json: Option<&Path>, csv: Option<&Path>) -> Result<RecordWriters, Fail> {
+/// Where `--json [FILE]` and `--csv [FILE]` go, checked: both to standard output is refused.
+pub fn record_dests(json: Option<&Path>, csv: Option<&Path>) -> Result<(Option<Dest>, Option<Dest>), Fail> {
     let (jd, cd) = (Dest::from_flag(json), Dest::from_flag(csv));
     if jd == Some(Dest::Stdout) && cd == Some(Dest::Stdout) {
         return Err(Fail::Input("--json and --csv both to standard output: give one of them a FILE".into()));
     }
-    let open = |flag: &str, d: Option<Dest>| -> Result<Option<Box<dyn Write>>, Fail> {
-        Ok(match d {
-            None => None,
-            Some(Dest::Stdout) => Some(Box::new(std::io::stdout())),
-            Some(Dest::File(p)) => Some(Box::new(std::fs::File::create(&p).map_err(|e| Fail::Input(format!("--{flag} {}: cannot write: {e}", p.display())))?)),
-        })
-    };
-    Ok((open("json", jd)?, open("csv", cd)?))
+    Ok((jd, cd))
+}
+
+/// The `--json [FILE]` and `--csv [FILE]` writers of a command that writes live records as
+/// they are measured (a sweep that dies keeps what it had): JSON Lines and CSV (its header
+/// before the first row), each flushed per record.
+pub struct RecordWriters {
+    json: Option<Box<dyn Write>>,
+    csv: Option<Box<dyn Write>>,
+    csv_header_done: bool,
+}
+
+impl RecordWriters {
+    /// Opens the destinations (standard output or a created FILE each).
+    pub fn open(json: Option<&Path>, csv: Option<&Path>) -> Result<RecordWriters, Fail> {
+        let (jd, cd) = record_dests(json, csv)?;
+        let open = |flag: &str, d: Option<Dest>| -> Result<Option<Box<dyn Write>>, Fail> {
+            Ok(match d {
+                None => None,
+                Some(Dest::Stdout) => Some(Box::new(std::io::stdout())),
+                Some(Dest::File(p)) => Some(Box::new(std::fs::File::create(&p).map_err(|e| Fail::Input(format!("--{flag} {}: cannot write: {e}", p.display())))?)),
+            })
+        };
+        Ok(RecordWriters { json: open("json", jd)?, csv: open("csv", cd)?, csv_header_done: false })
+    }
+
+    /// Writes one record to each open destination.
+    pub fn write(&mut self, r: &interlab_patterns::ExtendedRecord) -> Result<(), Fail> {
+        use interlab_live::output::{csv_header, csv_row};
+        let io = |e: std::io::Error| Fail::Run(format!("writing records: {e}"));
+        if let Some(j) = &mut self.json {
+            writeln!(j, "{}", interlab_live::record::to_json_line(r)).and_then(|_| j.flush()).map_err(io)?;
+        }
+        if let Some(c) = &mut self.csv {
+            if !self.csv_header_done {
+                writeln!(c, "{}", csv_header()).map_err(io)?;
+                self.csv_header_done = true;
+            }
+            writeln!(c, "{}", csv_row(r)).and_then(|_| c.flush()).map_err(io)?;
+        }
+        Ok(())
+    }
 }
 
 /// A JSON document with the shared header: `{"schema": 1, "kind": KIND, "version": ..., ...}`.

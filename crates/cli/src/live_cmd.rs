@@ -434,8 +434,7 @@ fn redact(cmd: &str) -> String {
 /// optionally to a file instead, and results.jsonl/results.csv under `--out DIR`.
 struct Sink {
     table: bool,
-    json: Option<Box<dyn Write>>,
-    csv: Option<Box<dyn Write>>,
+    records: conv::RecordWriters,
     header_done: bool,
     /// Warning flags already shown in the table (each is shown once per sweep).
     flags_seen: BTreeSet<String>,
@@ -444,7 +443,7 @@ struct Sink {
 
 impl Sink {
     fn new(a: &LiveArgs) -> Result<Sink, Fail> {
-        let (json, csv) = conv::record_writers(a.json.as_deref(), a.csv.as_deref())?;
+        let records = conv::RecordWriters::open(a.json.as_deref(), a.csv.as_deref())?;
         let table = !conv::stdout_is_data();
         let files = match &a.out {
             None => None,
@@ -458,21 +457,13 @@ impl Sink {
                 Some((d.clone(), j, c))
             }
         };
-        Ok(Sink { table, json, csv, header_done: false, flags_seen: BTreeSet::new(), files })
+        Ok(Sink { table, records, header_done: false, flags_seen: BTreeSet::new(), files })
     }
 
     /// Writes one record as soon as it is measured (a sweep that dies keeps what it had).
     fn write(&mut self, r: &ExtendedRecord) -> Result<(), Fail> {
         let io = |e: std::io::Error| Fail::Run(format!("writing records: {e}"));
-        if let Some(j) = &mut self.json {
-            writeln!(j, "{}", to_json_line(r)).and_then(|_| j.flush()).map_err(io)?;
-        }
-        if let Some(c) = &mut self.csv {
-            if !self.header_done {
-                writeln!(c, "{}", csv_header()).map_err(io)?;
-            }
-            writeln!(c, "{}", csv_row(r)).and_then(|_| c.flush()).map_err(io)?;
-        }
+        self.records.write(r)?;
         if self.table {
             let mut out = std::io::stdout().lock();
             if !self.header_done {

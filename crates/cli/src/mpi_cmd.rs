@@ -13,8 +13,8 @@
 use crate::conv::{self, CmdResult, Fail};
 use crate::mpi_ffi::{null_request, Mpi};
 use clap::Args;
-use interlab_live::output::{csv_header, csv_row, table_header, table_row};
-use interlab_live::record::{build, to_json_line, Base};
+use interlab_live::output::{table_header, table_row};
+use interlab_live::record::{build, Base};
 use interlab_patterns::{parse_sizes, ExtendedRecord, LiveFields, Summary, Workload, WorkloadKind};
 use std::io::Write;
 use std::path::PathBuf;
@@ -177,6 +177,13 @@ fn windowed(mpi: &Mpi, rank: i32, pairs: i32, size: usize, window: u32, warmup: 
     let sender = rank < pairs;
     let peer = if sender { rank + pairs } else { rank - pairs };
     let active = rank < 2 * pairs;
+    let elapsed = timed_rounds(mpi, warmup, iters, || if active { window_once(mpi, sender, peer, &sbuf, &mut rbuf, &mut ack, &mut reqs) } else { Ok(()) })?;
+    Ok(if sender && active { Some(elapsed) } else { None })
+}
+
+/// Runs `round` `warmup + iters` times on every rank and returns the seconds of the measured
+/// rounds: the clock starts after the warm-up, at a barrier all ranks pass (OSU's loop).
+fn timed_rounds(mpi: &Mpi, warmup: u32, iters: u32, mut round: impl FnMut() -> Result<(), String>) -> Result<f64, String> {
     mpi.barrier()?;
     let mut start = Instant::now();
     for i in 0..warmup + iters {
@@ -184,12 +191,9 @@ fn windowed(mpi: &Mpi, rank: i32, pairs: i32, size: usize, window: u32, warmup: 
             mpi.barrier()?;
             start = Instant::now();
         }
-        if active {
-            window_once(mpi, sender, peer, &sbuf, &mut rbuf, &mut ack, &mut reqs)?;
-        }
+        round()?;
     }
-    let elapsed = start.elapsed().as_secs_f64();
-    Ok(if sender && active { Some(elapsed) } else { None })
+    Ok(start.elapsed().as_secs_f64())
 }
 
 fn bibw(mpi: &Mpi, rank: i32, size: usize, window: u32, warmup: u32, iters: u32) -> Result<Option<f64>, String> {
@@ -198,15 +202,9 @@ fn bibw(mpi: &Mpi, rank: i32, size: usize, window: u32, warmup: u32, iters: u32)
     let w = window as usize;
     let mut reqs = vec![null_request(); 2 * w];
     let peer = 1 - rank;
-    mpi.barrier()?;
-    let mut start = Instant::now();
-    for i in 0..warmup + iters {
-        if i == warmup {
-            mpi.barrier()?;
-            start = Instant::now();
-        }
+    let elapsed = timed_rounds(mpi, warmup, iters, || {
         if rank > 1 {
-            continue;
+            return Ok(());
         }
         for r in reqs.iter_mut() {
             *r = null_request();
@@ -220,9 +218,8 @@ fn bibw(mpi: &Mpi, rank: i32, size: usize, window: u32, warmup: u32, iters: u32)
             // SAFETY: sbuf outlives the requests.
             unsafe { mpi.isend(&sbuf, peer, TAG_DATA, r)? };
         }
-        mpi.waitall(&mut reqs)?;
-    }
-    let elapsed = start.elapsed().as_secs_f64();
+        mpi.waitall(&mut reqs)
+    })?;
     Ok(if rank == 0 { Some(elapsed) } else { None })
 }
 
@@ -265,28 +262,19 @@ fn measure(mpi: &Mpi, p: Pat, rank: i32, nranks: i32, size: u64, window: u32, wa
 /// Rank 0's output: the table on stdout, JSON Lines or CSV to stdout or files.
 struct Out {
     table: bool,
-    json: Option<Box<dyn Write>>,
-    csv: Option<Box<dyn Write>>,
+    records: conv::RecordWriters,
     header_done: bool,
 }
 
 impl Out {
     fn new(a: &MpiArgs) -> Result<Out, Fail> {
-        let (json, csv) = conv::record_writers(a.json.as_deref(), a.csv.as_deref())?;
-        Ok(Out { table: !conv::stdout_is_data(), json, csv, header_done: false })
+        let records = conv::RecordWriters::open(a.json.as_deref(), a.csv.as_deref())?;
+        Ok(Out { table: !conv::stdout_is_data(), records, header_done: false })
     }
 
     fn write(&mut self, r: &ExtendedRecord, title: &str) -> Result<(), Fail> {
         let io = |e: std::io::Error| Fail::Run(format!("writing records: {e}"));
-        if let Some(j) = &mut self.json {
-            writeln!(j, "{}", to_json_line(r)).and_then(|_| j.flush()).map_err(io)?;
-        }
-        if let Some(c) = &mut self.csv {
-            if !self.header_done {
-                writeln!(c, "{}", csv_header()).map_err(io)?;
-            }
-            writeln!(c, "{}", csv_row(r)).and_then(|_| c.flush()).map_err(io)?;
-        }
+        self.records.write(r)?;
         if self.table {
             let mut o = std::io::stdout().lock();
             if !self.header_done {

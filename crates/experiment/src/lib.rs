@@ -11,8 +11,8 @@ pub mod toolout;
 mod run;
 mod spec;
 
-pub use run::{point_count, run_experiment, run_experiment_shard, write_records, SeriesResult, Shard};
-pub use spec::{parse_experiment, Engine, Experiment, LiveSpec, PointSpec, SeriesSpec, XAxis};
+pub use run::{point_count, records_csv, records_jsonl, run_experiment, run_experiment_shard, write_records, SeriesResult, Shard};
+pub use spec::{other_spec_kind, parse_experiment, Engine, Experiment, LiveSpec, PointSpec, SeriesSpec, XAxis};
 
 /// Version string stamped on every record.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

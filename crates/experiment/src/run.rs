@@ -6,7 +6,6 @@ use crate::VERSION;
 use interlab_model::{ModelError, Topology};
 use interlab_patterns::{PatternSpec, ResultRecord, RECORD_SCHEMA};
 use rayon::prelude::*;
-use std::io::Write;
 use std::path::Path;
 
 /// The points of one series.
@@ -193,21 +192,27 @@ pub fn run_experiment_shard(exp: &Experiment, shard: Shard, tick: &(dyn Fn() + S
     Ok(out)
 }
 
+/// `records` as JSON Lines: results.jsonl's text.
+pub fn records_jsonl(records: &[ResultRecord]) -> String {
+    records.iter().map(|r| serde_json::to_string(r).expect("record serialises") + "\n").collect()
+}
+
+/// `records` as CSV with every field flattened: results.csv's text.
+pub fn records_csv(records: &[ResultRecord]) -> String {
+    let mut text = format!("{}\n", ResultRecord::CSV_HEADER_FULL);
+    for r in records {
+        text.push_str(&r.csv_row_full());
+        text.push('\n');
+    }
+    text
+}
+
 /// Writes `records` to `dir/results.jsonl` and `dir/results.csv`.
 pub fn write_records(dir: &Path, records: &[ResultRecord]) -> Result<(), String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: cannot create directory: {e}", dir.display()))?;
-    let jl = dir.join("results.jsonl");
-    let mut f = std::io::BufWriter::new(std::fs::File::create(&jl).map_err(|e| format!("{}: {e}", jl.display()))?);
-    for r in records {
-        writeln!(f, "{}", serde_json::to_string(r).expect("record serialises")).map_err(|e| format!("{}: {e}", jl.display()))?;
+    for (name, text) in [("results.jsonl", records_jsonl(records)), ("results.csv", records_csv(records))] {
+        let path = dir.join(name);
+        std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
     }
-    f.flush().map_err(|e| format!("{}: {e}", jl.display()))?;
-    let csv = dir.join("results.csv");
-    let mut f = std::io::BufWriter::new(std::fs::File::create(&csv).map_err(|e| format!("{}: {e}", csv.display()))?);
-    writeln!(f, "{}", ResultRecord::CSV_HEADER_FULL).map_err(|e| format!("{}: {e}", csv.display()))?;
-    for r in records {
-        writeln!(f, "{}", r.csv_row_full()).map_err(|e| format!("{}: {e}", csv.display()))?;
-    }
-    f.flush().map_err(|e| format!("{}: {e}", csv.display()))?;
     Ok(())
 }

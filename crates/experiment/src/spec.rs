@@ -499,29 +499,36 @@ fn load_profile(name: &str, base: Option<&Path>) -> Result<Profile, ParamError> 
 /// Top-level tables of an experiment spec.
 const TOP_KEYS: &[&str] = &["experiment", "pattern", "transport", "series", "live"];
 
-/// Specs of other kinds, by their top-level table, and the command that runs each.
-const OTHER_KINDS: &[(&str, &str, &str)] = &[
+/// Every kind of spec file interlab reads, by its top-level table, and the command that
+/// runs it (one table for the experiment parser and for the commands of the other kinds).
+pub const SPEC_KINDS: &[(&str, &str, &str)] = &[
+    ("experiment", "an experiment spec", "interlab run FILE"),
     ("pvfs", "a parallel-file-I/O (PVFS) spec", "interlab pvfs --spec FILE"),
     ("datacenter", "a data-center (TPC-W replay) spec", "interlab datacenter replay --spec FILE"),
 ];
 
+/// When `root` (a spec's top-level table) has no `[want]` table but that of another kind
+/// of spec: why it is refused, naming the command that runs it.
+pub fn other_spec_kind(file: &str, root: &toml::Table, want: &str) -> Option<String> {
+    if root.contains_key(want) {
+        return None;
+    }
+    SPEC_KINDS
+        .iter()
+        .find(|(t, _, _)| *t != want && root.contains_key(*t))
+        .map(|(table, what, cmd)| format!("this is {what} (it has a [{table}] table, no [{want}]): run it with `{}`", cmd.replace("FILE", file)))
+}
+
 /// Names a spec of another kind with the command that runs it, and an unknown top-level
 /// table (`[patern]`) with the nearest valid one, before any key inside is read.
 fn check_top_level(file: &str, root: &toml::Table) -> Result<(), ParamError> {
-    if !root.contains_key("experiment") {
-        if let Some((table, what, cmd)) = OTHER_KINDS.iter().find(|(t, _, _)| root.contains_key(*t)) {
-            let cmd = cmd.replace("FILE", file);
-            return Err(ParamError {
-                file: file.into(),
-                key: String::new(),
-                message: format!("this is {what} (it has a [{table}] table, no [experiment]): run it with `{cmd}`"),
-            });
-        }
+    if let Some(message) = other_spec_kind(file, root, "experiment") {
+        return Err(ParamError { file: file.into(), key: String::new(), message });
     }
     for k in root.keys() {
         if !TOP_KEYS.contains(&k.as_str()) {
             let mut message = unknown_key_message(k, TOP_KEYS);
-            if !root.contains_key("experiment") || OTHER_KINDS.iter().any(|(t, _, _)| t == k) {
+            if !root.contains_key("experiment") || SPEC_KINDS.iter().any(|(t, _, _)| t == k) {
                 message.push_str("; an experiment spec has [experiment], [pattern], [transport] and [[series]]");
             }
             return Err(ParamError { file: file.into(), key: k.clone(), message });

@@ -49,12 +49,7 @@ pub fn toml_of_json(file: &str, json: &str) -> Result<String, Error> {
 
 /// results.csv text (header and one row per record), as `interlab run` writes it.
 pub fn csv_of(records: &[ResultRecord]) -> String {
-    let mut text = format!("{}\n", ResultRecord::CSV_HEADER_FULL);
-    for r in records {
-        text.push_str(&r.csv_row_full());
-        text.push('\n');
-    }
-    text
+    interlab_experiment::records_csv(records)
 }
 
 /// Runs spec `text` (read from `file`; relative profile paths resolve against `base`) on
