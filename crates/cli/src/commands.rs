@@ -362,6 +362,12 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> CmdResult {
     if !missing.is_empty() {
         return Err(format!("merge: shards missing: {}", missing.join(", ")).into());
     }
+    // The manifests' numbers come from files: the slots are sized by the records actually
+    // read, never by a count a manifest claims.
+    let held: usize = shards.iter().map(|s| s.4.len()).sum();
+    if held != total {
+        return Err(format!("merge: the shards hold {held} points, their manifests say the sweep has {total}").into());
+    }
     let mut slots: Vec<Option<ResultRecord>> = vec![None; total];
     for s in shards {
         for (p, r) in s.4.into_iter().zip(s.5) {

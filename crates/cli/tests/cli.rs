@@ -326,5 +326,20 @@ fn shards_merge_into_the_full_run() {
     assert!(text(&o).contains("another sweep"), "{}", text(&o));
     let o = run(&["run", spec, "--points", "0/3"]);
     assert_eq!(o.status.code(), Some(2));
+    // Manifests that claim more points than their shards hold are refused before any
+    // allocation is sized from them.
+    for dir in &dirs {
+        let mf = std::path::Path::new(dir).join("shard.json");
+        let text = std::fs::read_to_string(&mf).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let total = v["points_total"].as_u64().unwrap();
+        std::fs::write(&mf, text.replace(&format!("\"points_total\": {total}"), "\"points_total\": 1000000000000000")).unwrap();
+    }
+    let mut args = vec!["merge"];
+    args.extend(dirs.iter().map(String::as_str));
+    args.extend(["--out", merged.to_str().unwrap()]);
+    let o = run(&args);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("the shards hold 42 points"), "{}", text(&o));
     let _ = std::fs::remove_dir_all(&d);
 }
