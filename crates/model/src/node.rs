@@ -10,7 +10,6 @@ use crate::hw::link::LinkSpec;
 use crate::hw::memory::{self, Memory};
 use crate::ulp::sock::SockHost;
 use crate::profile::Profile;
-use crate::transport::headers::packet_bytes;
 use crate::transport::packet::{ext_bytes, Kind, MsgMeta, Packet, Service, UlpKind};
 use crate::transport::qp::{packets_for, Active, Qp, RespJob, RespKind, Wr};
 use interlab_kernel::{Component, ComponentId, Ctx, Time};
@@ -64,24 +63,26 @@ fn train_len(train_max: u64, left: u64) -> u64 {
 /// pushed, so cutting a train allocates nothing.
 struct TrainSum {
     service: Service,
+    /// Bytes the port's link layer adds to every packet (`LinkLayer::header_bytes`).
+    link_header: u64,
     count: u64,
     payload: u64,
-    /// InfiniBand wire bytes (headers included) of all the packets.
+    /// Wire bytes (every header included, framing excluded) of all the packets.
     wire_bytes: u64,
     first: Option<Kind>,
     last: Option<Kind>,
 }
 
 impl TrainSum {
-    fn new(service: Service) -> Self {
-        TrainSum { service, count: 0, payload: 0, wire_bytes: 0, first: None, last: None }
+    fn new(service: Service, link: &LinkSpec) -> Self {
+        TrainSum { service, link_header: link.layer.header_bytes(), count: 0, payload: 0, wire_bytes: 0, first: None, last: None }
     }
 
     /// Adds the next packet: its kind and payload bytes.
     fn push(&mut self, (kind, payload): (Kind, u64)) {
         self.count += 1;
         self.payload += payload;
-        self.wire_bytes += packet_bytes(ext_bytes(kind, self.service), payload);
+        self.wire_bytes += self.link_header + crate::transport::headers::transport_bytes(ext_bytes(kind, self.service), payload);
         self.first.get_or_insert(kind);
         self.last = Some(kind);
     }
@@ -489,7 +490,7 @@ impl Node {
         let service = qp.service;
         let mut engine = 0;
         // The packets of the train, summed as they are cut (no list kept).
-        let mut pkts = TrainSum::new(service);
+        let mut pkts = TrainSum::new(service, link);
         let (wr_id, meta, psn, ack_req, atomic_rmw);
         let mut local_done = None;
         let mut inline_data = false;
@@ -605,8 +606,8 @@ impl Node {
     fn send_ack(&mut self, q: usize, psn: u64, t: Time, ctx: &mut Ctx<'_, Ev>) {
         let qp = &self.qps[q];
         let kind = Kind::Ack;
-        let wire = packet_bytes(ext_bytes(kind, qp.service), 0);
         let port = qp.port as usize;
+        let wire = self.links[port].packet_bytes(ext_bytes(kind, qp.service), 0);
         let ser = self.links[port].ser_ps(wire, 1);
         let depart = t.max(self.port_free[port]);
         self.port_free[port] = depart + ser;
@@ -673,9 +674,9 @@ impl Node {
     fn receive(&mut self, pkt: Packet, ctx: &mut Ctx<'_, Ev>) {
         let now = ctx.now();
         // The adapter's costs this needs, copied out so `self` stays free to borrow.
-        let (rx_packet_ns, wqe_bytes, cqe_bytes) = {
+        let (rx_packet_ns, wqe_bytes, cqe_bytes, prefetch) = {
             let a = &self.prof.adapter;
-            (a.rx_packet_ns, a.wqe_bytes, a.cqe_bytes)
+            (a.rx_packet_ns, a.wqe_bytes, a.cqe_bytes, a.rx_wqe_prefetch)
         };
         self.stats.packets_received += pkt.count as u64;
         let start = now.max(self.rx_engine_free);
@@ -690,8 +691,12 @@ impl Node {
                     t = self.bus.dma_read(t, pkt.count as u64 * wqe_bytes);
                     pkt.meta.ulp = UlpKind::ZcopyData { datagrams: pkt.count as u16 };
                 } else if op == Op::Send && first {
-                    // Fetch the receive WQE the message lands in.
-                    t = self.bus.dma_read(t, wqe_bytes);
+                    // Fetch the receive WQE the message lands in; a prefetching adapter
+                    // fetched it ahead (the bus still carries it, the message does not wait).
+                    let fetched = self.bus.dma_read(t, wqe_bytes);
+                    if !prefetch {
+                        t = fetched;
+                    }
                 }
                 self.rx_engine_free = t;
                 let visible = if pkt.payload > 0 { self.bus.dma_write(t, pkt.payload) } else { t };
@@ -699,12 +704,12 @@ impl Node {
                 if pkt.service == Service::Ud && self.chans.get(&pkt.meta.chan).is_some_and(|c| c.sock.is_some()) {
                     // Datagrams (IPoIB-UD, Ethernet frames): every packet is its own receive
                     // completion, even when the sender's adapter cut them from one LSO request.
-                    let cqe = self.bus.dma_write(visible, cqe_bytes * pkt.count as u64);
+                    let cqe = self.bus.dma_write_behind(visible, cqe_bytes * pkt.count as u64);
                     ctx.send_at(ctx.me(), cqe, Ev::SockArrival { meta: pkt.meta, packets: pkt.count, bytes: pkt.payload });
                 } else if (last || datagram_list) && pkt.meta.notify {
                     if op == Op::Send {
                         let cqes = if datagram_list { pkt.count as u64 } else { 1 };
-                        let cqe = self.bus.dma_write(visible, cqe_bytes * cqes);
+                        let cqe = self.bus.dma_write_behind(visible, cqe_bytes * cqes);
                         self.arrived(cqe, pkt.meta, true, ctx);
                     } else {
                         self.arrived(visible, pkt.meta, false, ctx);
@@ -736,7 +741,7 @@ impl Node {
                 if done {
                     // A response also acknowledges its request and everything before it.
                     self.acknowledge(q, pkt.psn, t, ctx);
-                    let cqe = self.bus.dma_write(visible, cqe_bytes);
+                    let cqe = self.bus.dma_write_behind(visible, cqe_bytes);
                     let qp = &mut self.qps[q];
                     qp.reads_out -= 1;
                     if self.chans.get(&pkt.meta.chan).is_some_and(|c| c.sock.is_some()) {

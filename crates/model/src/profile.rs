@@ -18,6 +18,10 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ("woodcrest-infinihost-longbow", include_str!("../../../profiles/woodcrest-infinihost-longbow.toml")),
     ("r805-connectx-ddr", include_str!("../../../profiles/r805-connectx-ddr.toml")),
     ("xeon24-mt23108-pcix", include_str!("../../../profiles/xeon24-mt23108-pcix.toml")),
+    ("cx3-fdr-pcie3", include_str!("../../../profiles/cx3-fdr-pcie3.toml")),
+    ("cx5-edr-pcie3", include_str!("../../../profiles/cx5-edr-pcie3.toml")),
+    ("cx5-roce100-pcie3", include_str!("../../../profiles/cx5-roce100-pcie3.toml")),
+    ("cx7-ndr-pcie5", include_str!("../../../profiles/cx7-ndr-pcie5.toml")),
 ];
 
 /// A testbed: hosts, bus, adapter, links, switch.

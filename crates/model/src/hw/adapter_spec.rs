@@ -32,6 +32,10 @@ pub struct AdapterSpec {
     pub inline_bytes: u64,
     /// The CPU writes the whole WQE with the doorbell (BlueFlame): no WQE fetch by DMA.
     pub blueflame: bool,
+    /// The adapter keeps the receive queue's next WQEs fetched ahead of arrivals, so an
+    /// arriving send finds its receive WQE on chip: the fetch still crosses the bus but is
+    /// off the message's path (`rx_wqe_prefetch = 1`; default 0: fetched on arrival).
+    pub rx_wqe_prefetch: bool,
 }
 
 impl AdapterSpec {
@@ -54,6 +58,11 @@ impl AdapterSpec {
                 0 => false,
                 1 => true,
                 _ => return Err(t.err("blueflame", "expected 0 (doorbell only) or 1 (WQE written with the doorbell)")),
+            },
+            rx_wqe_prefetch: match t.has("rx_wqe_prefetch").then(|| t.param_u64("rx_wqe_prefetch", "0 or 1", 0)).transpose()? {
+                None | Some(0) => false,
+                Some(1) => true,
+                Some(_) => return Err(t.err("rx_wqe_prefetch", "expected 0 (fetched when a send arrives) or 1 (prefetched ahead of arrivals)")),
             },
         })
     }

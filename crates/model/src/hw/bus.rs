@@ -276,6 +276,18 @@ impl Bus {
         }
     }
 
+    /// The device writes `bytes` right behind an earlier write that became visible at
+    /// `visible` (a completion entry behind its data): posted writes keep their order on the
+    /// link, so this one queues behind the earlier one's last TLP and is visible its own
+    /// transfer time later, not a second posted latency later.
+    pub fn dma_write_behind(&mut self, visible: Time, bytes: u64) -> Time {
+        let posted = match &self.spec {
+            BusSpec::Pcie(p) => ns(p.posted_latency_ns),
+            BusSpec::Pcix(x) => ns(x.posted_latency_ns),
+        };
+        self.dma_write(visible.saturating_sub(posted), bytes)
+    }
+
     /// The device reads `bytes` from host memory, asking at `now`: returns when the last
     /// byte has arrived at the device.
     pub fn dma_read(&mut self, now: Time, bytes: u64) -> Time {

@@ -1,7 +1,36 @@
-//! InfiniBand links: per-lane signalling, width, line code, MTU, propagation.
+//! Links under the verbs transports: per-lane signalling, width, line code, MTU,
+//! propagation, and the link layer that frames the transport's packets (InfiniBand, or
+//! RoCE v2 over Ethernet).
 
 use crate::params::{ParamError, Table};
+use crate::transport::headers;
 use interlab_kernel::Time;
+
+/// What carries the transport packets (BTH onwards) on the wire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LinkLayer {
+    /// InfiniBand: local route header before the BTH, variant CRC after the ICRC ([IBA]
+    /// vol. 1 ch. 7; [K3] `ib_pack.h`).
+    #[default]
+    InfiniBand,
+    /// RoCE v2: the transport packet in a UDP datagram (destination port 4791) in IPv4 in an
+    /// Ethernet frame ([IBA-A17]; [K3] `ib_pack.h` `ROCE_V2_UDP_DPORT`; [K22] rxe's
+    /// `rxe_net.c` builds exactly these headers). The Ethernet MAC header, FCS, preamble and
+    /// inter-frame gap are the profile's `framing_bytes`, as for `[eth]`. Loss-free by
+    /// priority flow control (IEEE 802.1Qbb): a paused port holds packets as the InfiniBand
+    /// credit loop does, so the switch model's back-pressure is the same.
+    RoceV2,
+}
+
+impl LinkLayer {
+    /// Bytes the link layer adds to each transport packet beyond `framing_bytes`.
+    pub fn header_bytes(self) -> u64 {
+        match self {
+            LinkLayer::InfiniBand => headers::LRH + headers::VCRC,
+            LinkLayer::RoceV2 => headers::IPV4 + headers::UDP,
+        }
+    }
+}
 
 /// Line code of a serial link: data bits carried per signalled bit.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -58,16 +87,32 @@ pub struct LinkSpec {
     pub cable_m: f64,
     /// Propagation delay, ns per metre.
     pub prop_ns_per_m: f64,
+    /// The link layer under the transport (`[link] layer`, default InfiniBand).
+    pub layer: LinkLayer,
 }
 
 impl LinkSpec {
-    /// Reads `[link]` (an InfiniBand link).
+    /// Reads `[link]`: the link under the verbs transports, InfiniBand unless `layer =
+    /// "roce-v2"`. Its `mtu_bytes` is the path MTU (the transport's packet payload), one of
+    /// the InfiniBand MTUs for RoCE too.
     pub fn from_table(t: &mut Table) -> Result<Self, ParamError> {
-        let s = Self::read(t, 256)?;
+        let mut s = Self::read(t, 256)?;
+        if t.has("layer") {
+            s.layer = match t.choice("layer", &["infiniband", "roce-v2"], None)?.as_str() {
+                "roce-v2" => LinkLayer::RoceV2,
+                _ => LinkLayer::InfiniBand,
+            };
+        }
         if !s.mtu_bytes.is_power_of_two() || s.mtu_bytes > 4096 {
-            return Err(t.err("mtu_bytes", format!("InfiniBand MTU must be 256, 512, 1024, 2048 or 4096, found {}", s.mtu_bytes)));
+            return Err(t.err("mtu_bytes", format!("the path MTU must be 256, 512, 1024, 2048 or 4096, found {}", s.mtu_bytes)));
         }
         Ok(s)
+    }
+
+    /// Bytes on the wire (before physical framing) of a transport packet with `ext`
+    /// extension-header bytes and `payload` bytes, in this link's framing.
+    pub fn packet_bytes(&self, ext: u64, payload: u64) -> u64 {
+        self.layer.header_bytes() + headers::transport_bytes(ext, payload)
     }
 
     /// Reads a link's keys from `t` (any link layer; MTU at least `min_mtu` bytes).
@@ -80,6 +125,7 @@ impl LinkSpec {
             framing_bytes: t.param_u64("framing_bytes", "bytes", 0)? as u32,
             cable_m: t.param("cable_m", "m")?,
             prop_ns_per_m: t.param("prop_ns_per_m", "ns/m")?,
+            layer: LinkLayer::InfiniBand,
         };
         if s.lane_gbps <= 0.0 {
             return Err(t.err("lane_gbps", "must be > 0"));
@@ -111,9 +157,19 @@ mod tests {
 
     #[test]
     fn sdr_4x_is_one_byte_per_ns() {
-        let l = LinkSpec { lane_gbps: 2.5, lanes: 4, code: LineCode::B8B10, mtu_bytes: 2048, framing_bytes: 0, cable_m: 2.0, prop_ns_per_m: 5.0 };
+        let l = LinkSpec { lane_gbps: 2.5, lanes: 4, code: LineCode::B8B10, mtu_bytes: 2048, framing_bytes: 0, cable_m: 2.0, prop_ns_per_m: 5.0, layer: LinkLayer::InfiniBand };
         assert_eq!(l.data_mbps(), 8000.0);
         assert_eq!(l.ser_ps(2048, 1), 2_048_000);
         assert_eq!(l.prop_ps(), 10_000);
+    }
+
+    #[test]
+    fn roce_v2_frames_a_transport_packet_in_ipv4_and_udp() {
+        let ib = LinkSpec { lane_gbps: 25.78125, lanes: 4, code: LineCode::B64B66, mtu_bytes: 4096, framing_bytes: 0, cable_m: 2.0, prop_ns_per_m: 5.0, layer: LinkLayer::InfiniBand };
+        let roce = LinkSpec { layer: LinkLayer::RoceV2, ..ib.clone() };
+        // IB: LRH 8 + BTH 12 + ICRC 4 + VCRC 2; RoCE v2: IPv4 20 + UDP 8 + BTH 12 + ICRC 4.
+        assert_eq!(ib.packet_bytes(0, 4096) - 4096, 26);
+        assert_eq!(roce.packet_bytes(0, 4096) - 4096, 44);
+        assert_eq!(roce.data_mbps(), 100_000.0);
     }
 }

@@ -1,0 +1,111 @@
+//! Direction tests of the modern-adapter mechanisms (issue 22) on the built-in what-if
+//! profiles: receive-WQE prefetch, inline sends, RoCE v2 path MTU and loss-free fan-in.
+//! Each compares two runs of one spec that differ in one profile value.
+
+use interlab_experiment::{parse_experiment, run_experiment, SeriesResult};
+use std::path::Path;
+
+/// Runs `spec` (an experiment spec text) with profile paths relative to `dir`.
+fn run(dir: &Path, spec: &str) -> Vec<SeriesResult> {
+    let exp = parse_experiment("test.toml", spec, Some(dir)).unwrap_or_else(|e| panic!("spec: {e}\n{spec}"));
+    run_experiment(&exp, &|| {}).expect("run")
+}
+
+/// Writes the built-in profile `id` as `name` in `dir`, each `(key, line)` replacing the
+/// first line that sets `key`.
+fn variant(dir: &Path, id: &str, changes: &[(&str, &str)], name: &str) {
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../profiles/{id}.toml"))).unwrap();
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    for (key, line) in changes {
+        let i = lines.iter().position(|l| l.starts_with(&format!("{key} ="))).unwrap_or_else(|| panic!("{id} has no {key}"));
+        lines[i] = line.to_string();
+    }
+    std::fs::write(dir.join(name), lines.join("\n")).unwrap();
+}
+
+fn tmp(name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("interlab-modern-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn latency_spec(op: &str, sizes: &str, series: &[(&str, &str)]) -> String {
+    let mut s = format!("[experiment]\nname = \"t\"\n[pattern]\nkind = \"latency\"\nop = \"{op}\"\nwarmup = 2\niterations = 4\nsizes = {sizes}\n");
+    for (label, profile) in series {
+        s += &format!("[[series]]\nlabel = \"{label}\"\nprofile = \"{profile}\"\n");
+    }
+    s
+}
+
+#[test]
+fn receive_wqe_prefetch_never_raises_send_latency() {
+    let dir = tmp("prefetch");
+    variant(&dir, "cx5-edr-pcie3", &[("rx_wqe_prefetch", "rx_wqe_prefetch = { value = 0, src = \"test\" }")], "off.toml");
+    let r = run(&dir, &latency_spec("send", "[2, 64, 1024, 65536]", &[("on", "cx5-edr-pcie3"), ("off", "off.toml")]));
+    for &(size, on) in &r[0].points {
+        let off = r[1].at(size).unwrap();
+        assert!(on <= off, "{size} B: prefetch {on} us > fetch on arrival {off} us");
+    }
+    // The fetch is a DMA read round trip: off the path it saves at least the read latency.
+    assert!(r[1].at(2).unwrap() - r[0].at(2).unwrap() > 0.4, "{:?} vs {:?}", r[0].points, r[1].points);
+}
+
+#[test]
+fn send_latency_is_within_0_2_us_of_rdma_write_on_prefetching_adapters() {
+    for id in ["cx5-edr-pcie3", "cx5-roce100-pcie3", "epyc-hdr-pcie4", "cx7-ndr-pcie5"] {
+        let send = run(Path::new("."), &latency_spec("send", "[2, 64]", &[("s", id)]));
+        let write = run(Path::new("."), &latency_spec("rdma_write", "[2, 64]", &[("w", id)]));
+        for &(size, s) in &send[0].points {
+            let w = write[0].at(size).unwrap();
+            assert!((s - w).abs() <= 0.2, "{id} {size} B: send {s} us, write {w} us");
+        }
+    }
+}
+
+#[test]
+fn inline_never_raises_small_message_latency() {
+    let dir = tmp("inline");
+    variant(&dir, "cx5-edr-pcie3", &[("inline_bytes", "inline_bytes = { value = 0, src = \"test\" }")], "noinline.toml");
+    for op in ["send", "rdma_write"] {
+        let r = run(&dir, &latency_spec(op, "[2, 16, 64, 128]", &[("inline", "cx5-edr-pcie3"), ("dma", "noinline.toml")]));
+        for &(size, inl) in &r[0].points {
+            let dma = r[1].at(size).unwrap();
+            assert!(inl < dma, "{op} {size} B: inline {inl} us, payload by DMA read {dma} us");
+        }
+    }
+}
+
+#[test]
+fn roce_with_a_4096_path_mtu_never_has_lower_large_message_bandwidth_than_1024() {
+    // On PCIe 4.0 x16, so that the link, not the bus, binds and the headers per packet show.
+    let dir = tmp("mtu");
+    let gen4 = ("gts", "gts = { value = 16, src = \"test: PCIe 4.0\" }");
+    variant(&dir, "cx5-roce100-pcie3", &[gen4], "mtu1024.toml");
+    variant(&dir, "cx5-roce100-pcie3", &[gen4, ("mtu_bytes", "mtu_bytes = { value = 4096, src = \"test: jumbo frames\" }")], "mtu4096.toml");
+    let spec = "[experiment]\nname = \"t\"\n[pattern]\nkind = \"bandwidth\"\nop = \"rdma_write\"\nwindow = 64\nwarmup = 2\niterations = 4\nsizes = [65536, 1048576, 4194304]\n\
+                [[series]]\nlabel = \"1024\"\nprofile = \"mtu1024.toml\"\n[[series]]\nlabel = \"4096\"\nprofile = \"mtu4096.toml\"\n";
+    let r = run(&dir, spec);
+    for &(size, bw1024) in &r[0].points {
+        let bw4096 = r[1].at(size).unwrap();
+        assert!(bw4096 >= bw1024, "{size} B: 4096 MTU {bw4096} MB/s < 1024 MTU {bw1024} MB/s");
+    }
+    // At 4 MiB both fill the link: their ratio is that of payload per wire byte.
+    let ratio = r[1].at(4194304).unwrap() / r[0].at(4194304).unwrap();
+    let expect = (4096.0 / 4178.0) / (1024.0 / 1106.0);
+    assert!((ratio - expect).abs() < 0.01, "4096/1024 bandwidth ratio {ratio}, headers give {expect}");
+}
+
+#[test]
+fn roce_fan_in_under_priority_flow_control_loses_nothing_and_fills_the_server_link() {
+    // Four clients write to one server through one switch port: the port pauses them
+    // (PFC) rather than dropping, so every message arrives and the server's link runs full.
+    let spec = "[experiment]\nname = \"t\"\n[pattern]\nkind = \"bandwidth\"\nop = \"rdma_write\"\nwindow = 16\nwarmup = 1\niterations = 2\nsizes = [1048576]\n\
+                [transport]\nservice = \"rc\"\n[[series]]\nlabel = \"fan-in\"\nprofile = \"cx5-roce100-pcie3\"\nclients = 4\ninitiator = \"clients\"\n";
+    let r = run(Path::new("."), spec);
+    let agg = r[0].at(1048576).unwrap();
+    // 100 Gb/s of 1024-B packets, each with 28 B of IPv4/UDP, 16 B of BTH/ICRC and 38 B of
+    // Ethernet framing: 12,500 MB/s x 1024 / 1106.
+    let link = 12_500.0 * 1024.0 / 1106.0;
+    assert!(agg <= link * 1.001, "aggregate {agg} MB/s above the link's {link}");
+    assert!(agg >= link * 0.95, "aggregate {agg} MB/s: the server link is not kept full ({link})");
+}
