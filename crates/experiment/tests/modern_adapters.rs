@@ -109,3 +109,44 @@ fn roce_fan_in_under_priority_flow_control_loses_nothing_and_fills_the_server_li
     assert!(agg <= link * 1.001, "aggregate {agg} MB/s above the link's {link}");
     assert!(agg >= link * 0.95, "aggregate {agg} MB/s: the server link is not kept full ({link})");
 }
+
+fn mpi_latency_spec(sizes: &str, series: &[(&str, &str)]) -> String {
+    let mut s = latency_spec("send", sizes, series);
+    s = s.replace("[pattern]\n", "[pattern]\nmpi = \"rc\"\n");
+    s
+}
+
+#[test]
+fn a_faster_cpu_never_raises_the_per_message_mpi_cost() {
+    let dir = tmp("clock");
+    variant(&dir, "cx5-edr-pcie3", &[("clock_ghz", "clock_ghz = { value = 3.6, src = \"test\" }")], "fast.toml");
+    let r = run(&dir, &mpi_latency_spec("[2, 64, 1024]", &[("2.4 GHz", "cx5-edr-pcie3"), ("3.6 GHz", "fast.toml")]));
+    for &(size, slow) in &r[0].points {
+        let fast = r[1].at(size).unwrap();
+        assert!(fast <= slow, "{size} B: 3.6 GHz {fast} us > 2.4 GHz {slow} us");
+        // Only the library's cycles scale: 400 cycles at each end.
+        let expect_us = 2.0 * 400.0 * (1.0 / 2.4 - 1.0 / 3.6) / 1000.0;
+        assert!(((slow - fast) - expect_us).abs() < 0.005, "{size} B: {slow} - {fast} us, cycles give {expect_us}");
+    }
+}
+
+#[test]
+fn mpi_small_message_latency_exceeds_rdma_write_by_the_library_cost_at_both_ends() {
+    // MVAPICH-style eager over RC is an RDMA write of the message and its 32-byte header,
+    // so MPI latency at 2 B = write latency at 34 B + the library's cost at each end
+    // (overhead_cycles / clock_ghz) + copying 2 bytes twice.
+    for (id, ghz) in [("cx5-edr-pcie3", 2.4), ("cx5-roce100-pcie3", 2.4), ("epyc-hdr-pcie4", 2.45), ("cx7-ndr-pcie5", 3.1)] {
+        let mpi = run(Path::new("."), &mpi_latency_spec("[2]", &[("mpi", id)]))[0].at(2).unwrap();
+        let write = run(Path::new("."), &latency_spec("rdma_write", "[34]", &[("w", id)]))[0].at(34).unwrap();
+        let cost_us = 2.0 * 400.0 / ghz / 1000.0;
+        assert!(((mpi - write) - cost_us).abs() < 0.005, "{id}: MPI {mpi} us - write {write} us != 2 x 400 cycles at {ghz} GHz = {cost_us} us");
+    }
+}
+
+#[test]
+fn a_cost_in_cycles_without_a_clock_is_refused_by_key() {
+    let dir = tmp("noclock");
+    variant(&dir, "cx5-edr-pcie3", &[("clock_ghz", "")], "noclock.toml");
+    let e = interlab_model::profile::Profile::load(dir.join("noclock.toml").to_str().unwrap()).unwrap_err().to_string();
+    assert!(e.contains("overhead_cycles") && e.contains("clock_ghz"), "{e}");
+}

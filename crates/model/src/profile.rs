@@ -69,7 +69,14 @@ impl Profile {
         let link = section!("link", LinkSpec);
         let switch = section!("switch", SwitchSpec);
         let wan = if t.has("wan") { Some(section!("wan", WanSpec)) } else { None };
-        let mpi = if t.has("mpi") { Some(section!("mpi", MpiSpec)) } else { None };
+        let mpi = if t.has("mpi") {
+            let mut s = t.table("mpi")?;
+            let v = MpiSpec::from_table(&mut s, host.clock_ghz)?;
+            s.finish()?;
+            Some(v)
+        } else {
+            None
+        };
         let stack = if t.has("stack") { Some(section!("stack", StackSpec)) } else { None };
         let eth = if t.has("eth") { Some(section!("eth", EthSpec)) } else { None };
         if let Some(e) = &eth {

@@ -85,6 +85,9 @@ pub struct HostSpec {
     pub cqe_poll_ns: f64,
     /// Mean delay for a spinning poller to see a memory update, ns.
     pub poll_detect_ns: f64,
+    /// Core clock, GHz: converts software costs given in cycles (`[mpi] overhead_cycles`)
+    /// into time on this host. Optional.
+    pub clock_ghz: Option<f64>,
     /// Memory-system bandwidth (reads plus writes) that every core's copies and the adapter's
     /// DMA of the copied data share, MB/s; what a copy moves depends on what its buffers miss
     /// in the cache (hw/memory.rs). Optional: absent = each core copies at its own rate
@@ -109,6 +112,15 @@ impl HostSpec {
             post_ns: t.param("post_ns", "ns")?,
             cqe_poll_ns: t.param("cqe_poll_ns", "ns")?,
             poll_detect_ns: t.param("poll_detect_ns", "ns")?,
+            clock_ghz: if t.has("clock_ghz") {
+                let v = t.param("clock_ghz", "GHz")?;
+                if !(v.is_finite() && (0.1..=10.0).contains(&v)) {
+                    return Err(t.err("clock_ghz", format!("expected a core clock of 0.1..10 GHz, found {v}")));
+                }
+                Some(v)
+            } else {
+                None
+            },
             memory_mbytes_per_s: if t.has("memory_mbytes_per_s") {
                 let v = t.param("memory_mbytes_per_s", "MB/s")?;
                 if !(v.is_finite() && v > 0.0) {
