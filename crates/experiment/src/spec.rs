@@ -694,7 +694,7 @@ sizes = [8192]
             ("series=3\n[experiment]\nname=\"t\"\nprofile=\"xeon-mt25208-pcie\"\n[pattern]\nkind=\"latency\"\nsizes=\"4\"", "series", "expected [[series]]"),
             ("[experiment]\nname=\"t\"\nprofile=\"xeon-mt25208-pcie\"\n[pattern]\nkind=\"latency\"\nsizes=\"4\"\ndistance_miles=100", "distance_miles", "no [wan] section"),
             ("[experiment]\nname=\"t\"\nprofile=\"woodcrest-infinihost-longbow\"\n[pattern]\nkind=\"latency\"\nsizes=\"4\"\ndistance_miles=[-1]", "distance_miles", "non-negative"),
-            ("[experiment]\nname=\"t\"\nprofile=\"epyc-hdr-pcie4\"\n[pattern]\nkind=\"latency\"\nop=\"send\"\nsizes=\"4\"\nmpi=\"rc\"", "mpi", "no [mpi] section"),
+            ("[experiment]\nname=\"t\"\nprofile=\"r805-connectx-ddr\"\n[pattern]\nkind=\"latency\"\nop=\"send\"\nsizes=\"4\"\nmpi=\"rc\"", "mpi", "no [mpi] section"),
             ("[experiment]\nname=\"t\"\nprofile=\"xeon-mt25208-pcie\"\n[pattern]\nkind=\"latency\"\nop=\"send\"\nsizes=\"4\"\nmpi=\"tcp\"", "mpi", "expected one of"),
             ("[experiment]\nname=\"t\"\nprofile=\"xeon-mt25208-pcie\"\n[pattern]\nkind=\"latency\"\nop=\"rdma_read\"\nsizes=\"4\"\nmpi=\"rc\"", "series", "op send"),
             ("[experiment]\nname=\"t\"\nprofile=\"xeon-mt25208-pcie\"\n[pattern]\nkind=\"latency\"\nsizes=\"4\"\nqps_per_port=2", "series", "MPI channels only"),

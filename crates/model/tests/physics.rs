@@ -267,7 +267,7 @@ fn mpi_layers_conserve_messages_and_need_a_profile() {
         }
     }
     let s = PatternSpec { kind: PatternKind::Latency, op: Op::Send, size: 8, window: 1, warmup: 0, iterations: 1 };
-    let e = VerbsSetup { mpi: Some(MpiDesign::Rc), ..setup(prof("epyc-hdr-pcie4"), Ports::One, 1, Service::Rc) }.run(&s).unwrap_err();
+    let e = VerbsSetup { mpi: Some(MpiDesign::Rc), ..setup(prof("r805-connectx-ddr"), Ports::One, 1, Service::Rc) }.run(&s).unwrap_err();
     assert!(e.0.contains("[mpi]"), "{e}");
 }
 
