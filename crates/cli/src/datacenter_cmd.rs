@@ -259,6 +259,14 @@ fn replay_cmd(a: ReplayArgs) -> CmdResult {
                 o.completed,
                 o.idle_penalties
             );
+            if o.window_bias() > 0.1 && !a.quiet {
+                say_err(&format!(
+                    "note: {b} browsers: {} requests in flight at the end, {:.2} per request completed in the {} s window: response times are long against the window, so its completions lean to cheap interactions and the throughput is biased; lengthen measure_s",
+                    o.in_flight,
+                    o.window_bias(),
+                    s.measure_s
+                ));
+            }
             let mut per = Vec::new();
             for (c, cname) in o.classes.iter().enumerate() {
                 let n = o.times(Some(c)).len();
@@ -284,7 +292,7 @@ fn replay_cmd(a: ReplayArgs) -> CmdResult {
             }
             json.push(serde_json::json!({"series": label, "browsers": b, "file_bytes": f, "throughput_per_s": o.throughput(),
                 "p50_ms": pct(None, 50.0), "p90_ms": pct(None, 90.0), "p99_ms": pct(None, 99.0), "issued": o.issued,
-                "completed": o.completed, "tier_utilisation": o.tier_util, "tier_busy_s": o.tier_busy_s, "tier_network_busy_s": o.tier_net_busy_s, "sdp_idle_round_trips": o.idle_penalties,
+                "completed": o.completed, "in_flight_per_measured": o.window_bias(), "tier_utilisation": o.tier_util, "tier_busy_s": o.tier_busy_s, "tier_network_busy_s": o.tier_net_busy_s, "sdp_idle_round_trips": o.idle_penalties,
                 "per_class": per}));
         }
     }

@@ -189,6 +189,16 @@ impl Outcome {
         out
     }
 
+    /// Requests still in flight when the run stopped, per request completed in the
+    /// measurement interval. In a closed loop in steady state that is the mean response
+    /// time over the interval's length (Little's law: in flight = X R, completed = X T):
+    /// above about 0.1 the interval is short against the response times, and the requests
+    /// that both start and end in it are biased to the cheap interactions, which biases
+    /// WIPS upward. The remedy is a longer `measure_s`.
+    pub fn window_bias(&self) -> f64 {
+        self.in_flight as f64 / self.measured.len().max(1) as f64
+    }
+
     /// Mean time between marks `a` and `b` (seconds) over the measured requests.
     pub fn mean_between(&self, a: usize, b: usize) -> f64 {
         let n = self.measured.len().max(1) as f64;

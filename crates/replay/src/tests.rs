@@ -306,3 +306,17 @@ fn offloads_raise_wips_when_the_web_tier_binds_and_not_when_the_database_does() 
     assert!(per(&ud, ud.tier_net_busy_s[1]) > 1.3 * per(&off, off.tier_net_busy_s[1]));
 }
 
+#[test]
+fn a_window_short_against_the_response_times_is_flagged() {
+    // Saturated (one core per tier, short think times): response times of a sizeable
+    // fraction of a 0.3 s window; a 6 s window holds many response times.
+    let costs = quick_costs();
+    let short = DcSpec { measure_s: 0.3, ..spec("web_cores = 1\napp_cores = 1\ndb_cores = 1") };
+    let long = DcSpec { measure_s: 6.0, ..short.clone() };
+    let (a, b) = (short.run_point(&table(), &costs, 400, 0).unwrap(), long.run_point(&table(), &costs, 400, 0).unwrap());
+    assert!(a.window_bias() > 0.1, "short window: {} in flight, {} measured", a.in_flight, a.measured.len());
+    assert!(b.window_bias() < a.window_bias() / 5.0, "long window: {:.3} vs short {:.3}", b.window_bias(), a.window_bias());
+    // Little's law: in flight per completion is the mean response time over the window.
+    let r = b.mean(None).unwrap();
+    assert!((b.window_bias() / (r / 6.0) - 1.0).abs() < 0.35, "bias {:.3}, mean response {r:.3} s / 6 s", b.window_bias());
+}
