@@ -242,7 +242,7 @@ fn replay_cmd(a: ReplayArgs) -> CmdResult {
             let pct = |c: Option<usize>, p: f64| o.percentile(c, p).map_or(f64::NAN, |x| x * 1e3);
             let size = if s.kind == Kind::Static { format!(", mean file {f} B") } else { String::new() };
             say!(
-                "  {b} browsers{size}: {metric} {:.1}; response ms p50 {:.2} p90 {:.2} p99 {:.2} max {:.2}; tier utilisation {}; {} requests issued, {} completed; SDP idle round trips {}",
+                "  {b} browsers{size}: {metric} {:.1}; response ms p50 {:.2} p90 {:.2} p99 {:.2} max {:.2}; tier utilisation {} (network stack {}); {} requests issued, {} completed; SDP idle round trips {}",
                 o.throughput(),
                 pct(None, 50.0),
                 pct(None, 90.0),
@@ -253,10 +253,20 @@ fn replay_cmd(a: ReplayArgs) -> CmdResult {
                 } else {
                     o.tier_util.iter().skip(1).map(|u| format!("{:.0}%", u * 100.0)).collect::<Vec<_>>().join("/")
                 },
+                // The network stack's share of each tier's busy time.
+                o.tier_net_busy_s.iter().zip(&o.tier_busy_s).skip(if s.host_cores > 0 { 0 } else { 1 }).map(|(n, b)| format!("{:.0}%", if *b > 0.0 { n / b * 100.0 } else { 0.0 })).collect::<Vec<_>>().join("/"),
                 o.issued,
                 o.completed,
                 o.idle_penalties
             );
+            if o.window_bias() > 0.1 && !a.quiet {
+                say_err(&format!(
+                    "note: {b} browsers: {} requests in flight at the end, {:.2} per request completed in the {} s window: response times are long against the window, so its completions lean to cheap interactions and the throughput is biased; lengthen measure_s",
+                    o.in_flight,
+                    o.window_bias(),
+                    s.measure_s
+                ));
+            }
             let mut per = Vec::new();
             for (c, cname) in o.classes.iter().enumerate() {
                 let n = o.times(Some(c)).len();
@@ -282,7 +292,7 @@ fn replay_cmd(a: ReplayArgs) -> CmdResult {
             }
             json.push(serde_json::json!({"series": label, "browsers": b, "file_bytes": f, "throughput_per_s": o.throughput(),
                 "p50_ms": pct(None, 50.0), "p90_ms": pct(None, 90.0), "p99_ms": pct(None, 99.0), "issued": o.issued,
-                "completed": o.completed, "tier_utilisation": o.tier_util, "sdp_idle_round_trips": o.idle_penalties,
+                "completed": o.completed, "in_flight_per_measured": o.window_bias(), "tier_utilisation": o.tier_util, "tier_busy_s": o.tier_busy_s, "tier_network_busy_s": o.tier_net_busy_s, "sdp_idle_round_trips": o.idle_penalties,
                 "per_class": per}));
         }
     }

@@ -126,6 +126,10 @@ pub struct Outcome {
     /// Busy core time per tier, seconds, and utilisation over the whole run.
     pub tier_busy_s: Vec<f64>,
     pub tier_util: Vec<f64>,
+    /// The part of each tier's busy core time spent in the network stack (the socket
+    /// model's send- and receive-side CPU of its messages, SDP idle round trips and
+    /// connection set-ups), seconds: what a protocol between the tiers can change.
+    pub tier_net_busy_s: Vec<f64>,
     pub messages: u64,
     pub idle_penalties: u64,
     pub connects: u64,
@@ -185,6 +189,16 @@ impl Outcome {
         out
     }
 
+    /// Requests still in flight when the run stopped, per request completed in the
+    /// measurement interval. In a closed loop in steady state that is the mean response
+    /// time over the interval's length (Little's law: in flight = X R, completed = X T):
+    /// above about 0.1 the interval is short against the response times, and the requests
+    /// that both start and end in it are biased to the cheap interactions, which biases
+    /// WIPS upward. The remedy is a longer `measure_s`.
+    pub fn window_bias(&self) -> f64 {
+        self.in_flight as f64 / self.measured.len().max(1) as f64
+    }
+
     /// Mean time between marks `a` and `b` (seconds) over the measured requests.
     pub fn mean_between(&self, a: usize, b: usize) -> f64 {
         let n = self.measured.len().max(1) as f64;
@@ -232,6 +246,8 @@ struct Dc {
     /// Each tier's pool.
     pool_of: Vec<usize>,
     busy: Vec<u128>,
+    /// Of `busy`, the network stack's part (ps).
+    net_busy: Vec<u128>,
     pools: Vec<Pool>,
     flows: Vec<Option<Flow>>,
     free_flows: Vec<usize>,
@@ -259,6 +275,12 @@ impl Dc {
         let end = cores[i].max(now) + dur;
         cores[i] = end;
         end
+    }
+
+    /// Reserves `dur` of network-stack CPU on `tier` (counted in `busy` and `net_busy`).
+    fn reserve_net(&mut self, tier: usize, now: Time, dur: Time) -> Time {
+        self.net_busy[tier] += dur as u128;
+        self.reserve(tier, now, dur)
     }
 
     fn new_flow(&mut self, f: Flow) -> usize {
@@ -356,8 +378,8 @@ impl Dc {
                     self.connects += 1;
                     let (from, to, cost) = (self.cfg.links[l].from, self.cfg.links[l].to, self.cfg.links[l].cost.clone());
                     let small = us(cost.send_cpu(1) + cost.recv_cpu(1));
-                    self.reserve(from, now, small);
-                    self.reserve(to, now, small);
+                    self.reserve_net(from, now, small);
+                    self.reserve_net(to, now, small);
                     ctx.schedule_self(us(cost.connect_us), Ev::Next(f));
                     return;
                 }
@@ -386,7 +408,7 @@ impl Dc {
                         wire += (2.0 * cost.latency(1) - 2.0 * small).max(0.0);
                     }
                     self.messages += 1;
-                    let end = self.reserve(sender, now, us(cpu_s));
+                    let end = self.reserve_net(sender, now, us(cpu_s));
                     ctx.send_at(ctx.me(), end + us(wire), Ev::Arrive { flow: f, link, bytes, up, idle });
                     return;
                 }
@@ -454,7 +476,9 @@ impl Component<Ev> for Dc {
                 }
                 // Work the receiver does next on the same tier joins the same reservation
                 // (one event fewer; the core runs both back to back).
-                let mut dur = us(cpu);
+                let net = us(cpu);
+                self.net_busy[receiver] += net as u128;
+                let mut dur = net;
                 let fl = self.flows[flow].as_mut().expect("flow");
                 if let Some(&Step::Cpu { tier, ns }) = fl.steps.get(fl.pc) {
                     if tier as usize == receiver {
@@ -513,6 +537,7 @@ pub fn run(cfg: &Config, wl: Box<dyn Workload>) -> Result<Outcome, String> {
         cores: cfg.tiers.iter().map(|t| vec![0; if t.shared { 0 } else { t.cores as usize }]).chain([vec![0; cfg.host_cores as usize]]).collect(),
         pool_of: cfg.tiers.iter().enumerate().map(|(i, t)| if t.shared { cfg.tiers.len() } else { i }).collect(),
         busy: vec![0; cfg.tiers.len()],
+        net_busy: vec![0; cfg.tiers.len()],
         pools,
         flows: Vec::new(),
         free_flows: Vec::new(),
@@ -543,6 +568,7 @@ pub fn run(cfg: &Config, wl: Box<dyn Workload>) -> Result<Outcome, String> {
         measured: dc.measured.clone(),
         measure_s: cfg.measure as f64 / PS_PER_S as f64,
         tier_busy_s: dc.busy.iter().map(|&b| b as f64 / PS_PER_S as f64).collect(),
+        tier_net_busy_s: dc.net_busy.iter().map(|&b| b as f64 / PS_PER_S as f64).collect(),
         tier_util: dc
             .busy
             .iter()

@@ -234,4 +234,89 @@ fn a_message_costs_its_sender_the_send_side_and_its_receiver_the_receive_side() 
         let t = o.mean(None).unwrap() * 1e6;
         assert!((t - 100.0).abs() < 1e-3, "an unloaded message takes the latency: {t} us");
     }
+    // Every microsecond either end spent is the network stack's.
+    let cfg_net = |o: &Outcome| (o.tier_net_busy_s[0] - o.tier_busy_s[0]).abs() < 1e-12 && (o.tier_net_busy_s[1] - o.tier_busy_s[1]).abs() < 1e-12;
+    let cfg = Config {
+        tiers: vec![TierCfg { name: "client".into(), cores: 4, shared: false }, TierCfg { name: "web".into(), cores: 4, shared: false }],
+        host_cores: 0,
+        links: vec![LinkCfg { name: "l".into(), from: 0, to: 1, cost, pool: 0 }],
+        browsers: 2,
+        seed: 1,
+        start_spread: workload::secs(0.001),
+        warmup: 0,
+        measure: workload::secs(0.2),
+        drain: true,
+        max_events: 1_000_000,
+    };
+    assert!(cfg_net(&engine::run(&cfg, Box::new(OneWay { bytes: 4096, up: true })).unwrap()));
+}
+
+#[test]
+fn the_network_stacks_share_of_a_tiers_time_excludes_its_own_work() {
+    let o = spec("").run_point(&table(), &quick_costs(), 150, 0).unwrap();
+    for t in 1..4 {
+        let (net, busy) = (o.tier_net_busy_s[t], o.tier_busy_s[t]);
+        assert!(net > 0.0 && net < busy, "tier {t}: network {net} s of {busy} s busy");
+    }
+    // A costlier protocol adds to the network share only: the trace's own work stays.
+    let slow = DcSpec { protocols: [Protocol::IpoibRc; 3], ..spec("") };
+    let fast = DcSpec { protocols: [Protocol::Sdp; 3], sdp_idle_penalty: false, ..spec("") };
+    let (a, b) = (slow.run_point(&table(), &quick_costs(), 150, 0).unwrap(), fast.run_point(&table(), &quick_costs(), 150, 0).unwrap());
+    let own = |o: &Outcome| (o.tier_busy_s[1] - o.tier_net_busy_s[1]) / o.completed as f64;
+    let net = |o: &Outcome| o.tier_net_busy_s[1] / o.completed as f64;
+    assert!((own(&a) / own(&b) - 1.0).abs() < 0.1, "web work per request {} vs {}", own(&a), own(&b));
+    assert!(net(&a) > 1.5 * net(&b), "web network per request {} vs {}", net(&a), net(&b));
+}
+
+/// The studies' TPC-W configuration in small: browsing mix, think time 7 s x 0.01,
+/// `web`/`db` cores, the socket model's real costs for `protocol` on every link.
+fn studies_like(protocol: Protocol, web_cores: u32, db_cores: u32) -> DcSpec {
+    let text = format!(
+        "[datacenter]\nthink_scale = 0.01\nwarmup_s = 1.0\nmeasure_s = 3.0\nbrowsers = 400\nweb_cores = {web_cores}\napp_cores = 8\ndb_cores = {db_cores}\n\
+         web_app_connections = 200\napp_db_connections = 50\nprotocol = \"{}\"\n",
+        protocol.name()
+    );
+    DcSpec::parse("t.toml", &text).unwrap().remove(0)
+}
+
+#[test]
+fn offloads_raise_wips_when_the_web_tier_binds_and_not_when_the_database_does() {
+    // Real per-message costs from the socket model (r805-connectx-ddr).
+    let costs = CostCache::new();
+    let run = |p: Protocol, web: u32, db: u32| studies_like(p, web, db).run_point(&table(), &costs, 400, 0).unwrap();
+    let per = |o: &Outcome, v: f64| v / o.completed as f64 * 1e6;
+    // Web-bound (one web core, a database that never binds): the web tier's CPU per
+    // interaction is its own work plus its network stack's, and LRO/LSO shrink the latter
+    // (pages and images go out as 64 KiB sends, not 2 KiB segments).
+    let (off, ud) = (run(Protocol::IpoibUdOffload, 1, 64), run(Protocol::IpoibUd, 1, 64));
+    assert!(off.tier_util[1] > 0.95 && ud.tier_util[1] > 0.95, "web tier saturated: {:?} {:?}", off.tier_util, ud.tier_util);
+    let ratio = off.throughput() / ud.throughput();
+    let (net_off, net_ud) = (per(&off, off.tier_net_busy_s[1]), per(&ud, ud.tier_net_busy_s[1]));
+    let own = per(&ud, ud.tier_busy_s[1] - ud.tier_net_busy_s[1]);
+    assert!(net_ud > net_off * 1.3, "web network CPU per interaction: no offload {net_ud:.0} us, LRO+LSO {net_off:.0} us");
+    // The WIPS ratio is the ratio of the bottleneck's CPU per interaction.
+    let predicted = (own + net_ud) / (own + net_off);
+    assert!(ratio > 1.05 && (ratio / predicted - 1.0).abs() < 0.04, "WIPS ratio {ratio:.3}, from the web tier's CPU per interaction {predicted:.3}");
+    // Database-bound (one database core): the same two protocols change the web tier's
+    // network CPU as much, but not WIPS.
+    let (off, ud) = (run(Protocol::IpoibUdOffload, 8, 1), run(Protocol::IpoibUd, 8, 1));
+    assert!(off.tier_util[3] > 0.95 && off.tier_util[1] < 0.5, "database-bound: {:?}", off.tier_util);
+    let ratio = off.throughput() / ud.throughput();
+    assert!((ratio - 1.0).abs() < 0.03, "database-bound WIPS ratio {ratio:.3}");
+    assert!(per(&ud, ud.tier_net_busy_s[1]) > 1.3 * per(&off, off.tier_net_busy_s[1]));
+}
+
+#[test]
+fn a_window_short_against_the_response_times_is_flagged() {
+    // Saturated (one core per tier, short think times): response times of a sizeable
+    // fraction of a 0.3 s window; a 6 s window holds many response times.
+    let costs = quick_costs();
+    let short = DcSpec { measure_s: 0.3, ..spec("web_cores = 1\napp_cores = 1\ndb_cores = 1") };
+    let long = DcSpec { measure_s: 6.0, ..short.clone() };
+    let (a, b) = (short.run_point(&table(), &costs, 400, 0).unwrap(), long.run_point(&table(), &costs, 400, 0).unwrap());
+    assert!(a.window_bias() > 0.1, "short window: {} in flight, {} measured", a.in_flight, a.measured.len());
+    assert!(b.window_bias() < a.window_bias() / 5.0, "long window: {:.3} vs short {:.3}", b.window_bias(), a.window_bias());
+    // Little's law: in flight per completion is the mean response time over the window.
+    let r = b.mean(None).unwrap();
+    assert!((b.window_bias() / (r / 6.0) - 1.0).abs() < 0.35, "bias {:.3}, mean response {r:.3} s / 6 s", b.window_bias());
 }

@@ -233,7 +233,7 @@ fn ratio(r: &FigureResults, wf: &str, of: &str, a: &'static str, b: &'static str
         wa / wb,
         format!(
             "highest error-free WIPS: `{a}` {wa:.0} ({xa} browsers, web tier {:.0} % busy) / `{b}` {wb:.0} ({xb} browsers, web tier {:.0} % busy); \
-             with the built-in trace the database tier binds (docs/datacenter.md, Model replay)",
+             WIPS follows the bottleneck tier's CPU per interaction; with the built-in trace the database binds and the protocols differ in the web tier (docs/datacenter.md, \"What moves WIPS between protocols\")",
             web(a, xa),
             web(b, xb)
         ),
