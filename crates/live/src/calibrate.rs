@@ -503,9 +503,14 @@ pub fn num(x: f64) -> String {
     }
 }
 
+/// Keys a profile section takes one of (the same quantity in two units): writing one
+/// removes the other, so a fitted value never meets a stale alternative.
+const ALTERNATIVE_KEYS: &[(&str, &str, &str)] = &[("mpi", "overhead_ns", "overhead_cycles")];
+
 /// Rewrites profile text: `[profile]` id and description, and every entry (replacing the
-/// key's line in its section, or appending it to the section). Everything else (comments,
-/// other keys with their provenance) is kept as it was.
+/// key's line in its section, or appending it to the section; an alternative form of the
+/// same key, `ALTERNATIVE_KEYS`, is removed). Everything else (comments, other keys with
+/// their provenance) is kept as it was.
 pub fn rewrite_profile(base: &str, id: &str, description: &str, header: &str, entries: &[Entry]) -> Result<String, String> {
     let mut lines: Vec<String> = base.lines().map(str::to_string).collect();
     let mut all = vec![
@@ -522,6 +527,18 @@ pub fn rewrite_profile(base: &str, id: &str, description: &str, header: &str, en
         let start = lines.iter().position(|l| l.trim() == head).ok_or_else(|| format!("the base profile has no [{}] section", e.section))?;
         let end = lines[start + 1..].iter().position(|l| l.trim_start().starts_with('[')).map_or(lines.len(), |k| start + 1 + k);
         let key_of = |l: &str| l.split('=').next().map(|k| k.trim().to_string()).unwrap_or_default();
+        let other = ALTERNATIVE_KEYS.iter().find_map(|&(sec, a, b)| match (sec == e.section, e.key.as_str()) {
+            (true, k) if k == a => Some(b),
+            (true, k) if k == b => Some(a),
+            _ => None,
+        });
+        let mut end = end;
+        if let Some(other) = other {
+            if let Some(i) = (start + 1..end).find(|&i| !lines[i].trim_start().starts_with('#') && key_of(&lines[i]) == other) {
+                lines.remove(i);
+                end -= 1;
+            }
+        }
         match (start + 1..end).find(|&i| !lines[i].trim_start().starts_with('#') && key_of(&lines[i]) == e.key) {
             Some(i) => lines[i] = text,
             None => {
@@ -580,5 +597,14 @@ mod tests {
         assert!(t.contains("b = { value = 5, src = \"C: fitted\" }"));
         assert!(t.contains("z = { value = 7, src = \"C: new\" }\n\n[eth]"), "{t}");
         assert!(rewrite_profile(base, "y", "d", "", &[Entry { section: "nope".into(), key: "k".into(), value: "1".into(), src: None }]).is_err());
+    }
+
+    #[test]
+    fn writing_a_cost_in_ns_replaces_its_form_in_cycles() {
+        let base = "[profile]\nid = \"x\"\ndescription = \"d\"\n[mpi]\noverhead_cycles = { value = 400, src = \"R\" }\nheader_bytes = { value = 32, src = \"R\" }\n";
+        let e = [Entry { section: "mpi".into(), key: "overhead_ns".into(), value: "700".into(), src: Some("C: fitted".into()) }];
+        let t = rewrite_profile(base, "y", "d", "", &e).unwrap();
+        assert!(!t.contains("overhead_cycles") && t.contains("overhead_ns = { value = 700"), "{t}");
+        assert!(t.contains("header_bytes"), "{t}");
     }
 }
