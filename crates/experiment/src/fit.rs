@@ -535,10 +535,41 @@ fn newton(base: &Profile, prof: &mut Profile, inputs: &[Input], chosen: &mut [Fi
                 jac[i][j] = if dx != 0.0 { (yh[i] - y[i]) / dx } else { 0.0 };
             }
         }
-        let rhs: Vec<f64> = (0..n).map(|i| target[i] - y[i]).collect();
-        let Some(step) = solve(jac.clone(), rhs) else {
-            let names: Vec<String> = ks.iter().map(|k| k.name()).collect();
-            return Err(format!("the fit of {} is not identifiable at this point: their anchors move together (singular Jacobian)", names.join(", ")));
+        // Newton step with an active set: a knob whose step would cross its bound is held
+        // at the bound and the others solved again without it (an unreachable anchor must
+        // not drag the knobs coupled to it).
+        let mut fixed: Vec<Option<f64>> = vec![None; n];
+        let step = loop {
+            let free: Vec<usize> = (0..n).filter(|&j| fixed[j].is_none()).collect();
+            let rows: Vec<usize> = (0..n).filter(|&i| fixed[i].is_none()).collect();
+            let mut full = vec![0.0; n];
+            for j in 0..n {
+                if let Some(d) = fixed[j] {
+                    full[j] = d;
+                }
+            }
+            if !free.is_empty() {
+                let a: Vec<Vec<f64>> = rows.iter().map(|&i| free.iter().map(|&j| jac[i][j]).collect()).collect();
+                let b: Vec<f64> = rows.iter().map(|&i| target[i] - y[i] - (0..n).filter_map(|j| fixed[j].map(|d| jac[i][j] * d)).sum::<f64>()).collect();
+                let Some(d) = solve(a, b) else {
+                    let names: Vec<String> = free.iter().map(|&j| ks[j].name()).collect();
+                    return Err(format!("the fit of {} is not identifiable at this point: their anchors move together (singular Jacobian)", names.join(", ")));
+                };
+                for (&j, dj) in free.iter().zip(d) {
+                    full[j] = dj;
+                }
+            }
+            let mut more = false;
+            for &j in &free {
+                let to = x[j] + full[j];
+                if to < ks[j].min || to > ks[j].max {
+                    fixed[j] = Some(to.clamp(ks[j].min, ks[j].max) - x[j]);
+                    more = true;
+                }
+            }
+            if !more {
+                break full;
+            }
         };
         // Damped step within the bounds.
         let r0 = resid(&y);
@@ -590,7 +621,7 @@ pub fn render(fit: &Fit, base: &Profile, base_text: &str, inputs: &[Input], id: 
         let k = &KNOBS[f.knob];
         let (inp, pt) = point(inputs, f.anchor);
         let from = format!(
-            "{} line {} ({} {} B: {} {})",
+            "{} line {} ({} {} B: {:.2} {})",
             inp.file,
             pt.line,
             inp.output.tool.name(),
