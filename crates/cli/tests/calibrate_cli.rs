@@ -145,7 +145,6 @@ fn from_files_fits_and_writes_a_profile_naming_file_and_line() {
     let base = Profile::load("xeon-mt25208-pcie").unwrap();
     let mut truth = base.clone();
     truth.adapter.tx_wqe_ns = 700.0;
-    truth.adapter.rx_packet_ns = 500.0 * 700.0 / 450.0;
     truth.mpi.as_mut().unwrap().overhead_ns = 800.0;
     let truth = Arc::new(truth);
     let mut files = Vec::new();

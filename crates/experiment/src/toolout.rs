@@ -140,7 +140,8 @@ fn detect(text: &str) -> Option<Tool> {
                 return Some(Tool::PerftestBw { op, bidirectional: bidir });
             }
         }
-        if t.starts_with("# osu") {
+        // `# OSU ...`; pasted copies may have lost the space (`#OSU ...`).
+        if t.starts_with("# osu") || t.starts_with("#osu") {
             if t.contains("bi-directional bandwidth") {
                 return Some(Tool::OsuBibw);
             }
@@ -171,7 +172,7 @@ pub fn parse(file: &str, text: &str) -> Result<ToolOutput, ToolError> {
             continue;
         }
         let lower = l.to_ascii_lowercase();
-        if lower.starts_with("#bytes") || lower.starts_with("# bytes") || lower.starts_with("# size") {
+        if lower.starts_with("#bytes") || lower.starts_with("# bytes") || lower.starts_with("# size") || lower.starts_with("#size") {
             columns = Some(header_columns(l));
             continue;
         }
@@ -344,6 +345,8 @@ mod tests {
         assert!((b.points[0].value - 11630.98 * 1.048576).abs() < 1e-6, "perftest MB/sec is 2^20 B/s");
         let o = parse("o.txt", OSU_BW).unwrap();
         assert_eq!((o.tool, o.points.len(), o.points[1].value), (Tool::OsuBw, 2, 12345.67));
+        let n = parse("n.txt", &OSU_BW.replace("# ", "#")).unwrap();
+        assert_eq!((n.tool, n.points.len()), (Tool::OsuBw, 2), "#OSU and #Size without a space");
         let l = parse("l.txt", OSU_LAT).unwrap();
         assert_eq!((l.tool, l.points[0].size_bytes, l.points[1].value), (Tool::OsuLatency, 0, 1.15));
     }
