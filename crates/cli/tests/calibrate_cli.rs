@@ -187,3 +187,30 @@ fn from_files_fits_and_writes_a_profile_naming_file_and_line() {
     assert!(text(&o).contains("--fit host.cqe_poll_ns: no input constrains it"), "{}", text(&o));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The real outputs under examples/toolout (README there cites them) parse and fit: every
+/// point is printed, each fitted parameter names its file and line, the rest is predicted.
+#[test]
+fn real_perftest_and_osu_outputs_fit() {
+    let ex = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/toolout/");
+    for (base, files, fitted) in [
+        ("epyc-hdr-pcie4".to_string(), vec!["spiderpool-cx5-roce-macvlan.ib_read_lat.txt", "spiderpool-cx5-roce-sriov.ib_read_lat.txt"], vec!["adapter.responder_setup_ns"]),
+        (format!("{ex}base-roce40g-mpi.toml"), vec!["ompi-devel-14403-roce40g.osu_latency.txt"], vec!["mpi.overhead_ns", "mpi.copy_mbytes_per_s"]),
+        (format!("{ex}base-hdr-mpi.toml"), vec!["ucx-8851-cx6-hdr.osu_bw.txt"], vec!["link.framing_bytes", "mpi.copy_mbytes_per_s"]),
+    ] {
+        let mut args = vec!["calibrate".to_string(), "--base".into(), base.clone(), "--json".into()];
+        for f in &files {
+            args.extend(["--from".to_string(), format!("{ex}{f}")]);
+        }
+        let o = bin().args(&args).output().unwrap();
+        no_panic(&o);
+        assert!(o.status.success(), "{base}: {}", text(&o));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let got: Vec<&str> = v["fitted"].as_array().unwrap().iter().map(|f| f["parameter"].as_str().unwrap()).collect();
+        assert_eq!(got, fitted, "{base}");
+        let rows = v["rows"].as_array().unwrap();
+        assert_eq!(rows.iter().filter(|r| r["role"] == "fitted").count(), fitted.len());
+        assert!(rows.iter().all(|r| r["model"].is_number()), "{v}");
+        assert!(v["predicted"].as_u64().unwrap() >= 1);
+    }
+}
