@@ -3,8 +3,8 @@
 //!
 //! The fit is square and identifiable by construction: every fitted parameter (a *knob*)
 //! is paired with exactly one measured point (its *anchor*), a point of the regime that
-//! parameter governs (small-message latency: per-message adapter and host costs;
-//! large-message bandwidth: bus or link efficiency; small-message bandwidth: message rate),
+//! parameter governs (small-message latency: per-message adapter, host and MPI costs;
+//! large-message bandwidth: bus or link efficiency; the largest eager MPI size: the copy rate),
 //! and only when the model's value at that point actually moves with the parameter
 //! (elasticity at least [`MIN_ELASTICITY`] at the base). A parameter no input constrains
 //! is kept with its base value and provenance; asking for it by name is refused. The
@@ -67,16 +67,15 @@ impl Class {
     }
 }
 
-/// A calibratable parameter: `keys[0]` is fitted; the other keys follow it in the base
-/// profile's proportion (only their sum with `keys[0]` is identified by the anchor).
+/// A calibratable parameter, `key` = (section, key) in the profile.
 pub struct Knob {
-    pub keys: &'static [(&'static str, &'static str)],
+    pub key: (&'static str, &'static str),
     /// What it is, for the report.
     pub what: &'static str,
     /// Which inputs constrain it, for the report when none does.
     pub needs: &'static str,
     anchors: &'static [(Class, Regime)],
-    /// Allowed range of `keys[0]`, in its unit.
+    /// Allowed range of the value, in its unit.
     min: f64,
     max: f64,
     /// The parameter's plausible scale, in its unit: elasticities are taken against the
@@ -89,7 +88,7 @@ pub struct Knob {
 /// The knobs, in the order they claim anchors.
 pub const KNOBS: &[Knob] = &[
     Knob {
-        keys: &[("adapter", "tx_wqe_ns")],
+        key: ("adapter", "tx_wqe_ns"),
         what: "adapter per-message cost (send engine time per work request)",
         needs: "ib_write_lat (or ib_send_lat) at a small size",
         anchors: &[(Class::WriteLat, Regime::Smallest), (Class::SendLat, Regime::Smallest)],
@@ -99,7 +98,7 @@ pub const KNOBS: &[Knob] = &[
         integer: false,
     },
     Knob {
-        keys: &[("host", "cqe_poll_ns")],
+        key: ("host", "cqe_poll_ns"),
         what: "host cost of consuming one completion",
         needs: "ib_send_lat at a small size, with ib_write_lat for the adapter costs",
         anchors: &[(Class::SendLat, Regime::Smallest)],
@@ -109,7 +108,7 @@ pub const KNOBS: &[Knob] = &[
         integer: false,
     },
     Knob {
-        keys: &[("adapter", "responder_setup_ns")],
+        key: ("adapter", "responder_setup_ns"),
         what: "adapter responder set-up before an RDMA read response",
         needs: "ib_read_lat at a small size (with ib_write_lat for the adapter's per-message cost)",
         anchors: &[(Class::ReadLat, Regime::Smallest)],
@@ -119,7 +118,7 @@ pub const KNOBS: &[Knob] = &[
         integer: false,
     },
     Knob {
-        keys: &[("mpi", "overhead_ns")],
+        key: ("mpi", "overhead_ns"),
         what: "MPI library CPU time per message at each end",
         needs: "osu_latency at a small size (and a profile with [mpi])",
         anchors: &[(Class::OsuLat, Regime::Smallest)],
@@ -129,7 +128,7 @@ pub const KNOBS: &[Knob] = &[
         integer: false,
     },
     Knob {
-        keys: &[("bus", "dllp_fraction")],
+        key: ("bus", "dllp_fraction"),
         what: "PCIe efficiency (share of the bus taken by DLLPs and SKPs)",
         needs: "ib_*_bw (or osu_bw) at a large size on a bus-bound path",
         anchors: &[(Class::PerftestBw, Regime::Largest), (Class::OsuBw, Regime::Largest)],
@@ -139,7 +138,7 @@ pub const KNOBS: &[Knob] = &[
         integer: false,
     },
     Knob {
-        keys: &[("link", "framing_bytes")],
+        key: ("link", "framing_bytes"),
         what: "link efficiency (framing bytes per packet)",
         needs: "ib_*_bw (or osu_bw) at a large size on a link-bound path",
         anchors: &[(Class::PerftestBw, Regime::Largest), (Class::OsuBw, Regime::Largest)],
@@ -149,7 +148,7 @@ pub const KNOBS: &[Knob] = &[
         integer: true,
     },
     Knob {
-        keys: &[("mpi", "copy_mbytes_per_s")],
+        key: ("mpi", "copy_mbytes_per_s"),
         what: "MPI copy rate through library buffers (eager messages)",
         needs: "osu_bw or osu_latency at the largest eager size (and a profile with [mpi])",
         anchors: &[(Class::OsuBw, Regime::LargestEager), (Class::OsuLat, Regime::LargestEager)],
@@ -161,9 +160,9 @@ pub const KNOBS: &[Knob] = &[
 ];
 
 impl Knob {
-    /// The knob's name: its first key, `section.key`.
+    /// The knob's name, `section.key`.
     pub fn name(&self) -> String {
-        format!("{}.{}", self.keys[0].0, self.keys[0].1)
+        format!("{}.{}", self.key.0, self.key.1)
     }
 }
 
@@ -171,11 +170,8 @@ impl Knob {
 fn get(p: &Profile, section: &str, key: &str) -> Option<f64> {
     Some(match (section, key) {
         ("adapter", "tx_wqe_ns") => p.adapter.tx_wqe_ns,
-        ("adapter", "rx_packet_ns") => p.adapter.rx_packet_ns,
-        ("adapter", "tx_packet_ns") => p.adapter.tx_packet_ns,
         ("adapter", "responder_setup_ns") => p.adapter.responder_setup_ns,
         ("host", "cqe_poll_ns") => p.host.cqe_poll_ns,
-        ("host", "post_ns") => p.host.post_ns,
         ("mpi", "overhead_ns") => p.mpi.as_ref()?.overhead_ns,
         ("mpi", "copy_mbytes_per_s") => p.mpi.as_ref()?.copy_mbytes_per_s,
         ("bus", "dllp_fraction") => match &p.bus {
@@ -190,11 +186,8 @@ fn get(p: &Profile, section: &str, key: &str) -> Option<f64> {
 fn set(p: &mut Profile, section: &str, key: &str, v: f64) {
     match (section, key) {
         ("adapter", "tx_wqe_ns") => p.adapter.tx_wqe_ns = v,
-        ("adapter", "rx_packet_ns") => p.adapter.rx_packet_ns = v,
-        ("adapter", "tx_packet_ns") => p.adapter.tx_packet_ns = v,
         ("adapter", "responder_setup_ns") => p.adapter.responder_setup_ns = v,
         ("host", "cqe_poll_ns") => p.host.cqe_poll_ns = v,
-        ("host", "post_ns") => p.host.post_ns = v,
         ("mpi", "overhead_ns") => {
             if let Some(m) = p.mpi.as_mut() {
                 m.overhead_ns = v
@@ -215,18 +208,9 @@ fn set(p: &mut Profile, section: &str, key: &str, v: f64) {
     }
 }
 
-/// The profile with knob `k` at `x` (its tied keys in the base's proportion).
-fn with_knob(base: &Profile, p: &mut Profile, k: &Knob, x: f64) {
-    let x = if k.integer { x.round() } else { x };
-    let b0 = get(base, k.keys[0].0, k.keys[0].1).unwrap_or(0.0);
-    set(p, k.keys[0].0, k.keys[0].1, x);
-    for &(s, key) in &k.keys[1..] {
-        if b0 > 0.0 {
-            if let Some(b) = get(base, s, key) {
-                set(p, s, key, b * x / b0);
-            }
-        }
-    }
+/// The profile with knob `k` at `x`.
+fn with_knob(p: &mut Profile, k: &Knob, x: f64) {
+    set(p, k.key.0, k.key.1, if k.integer { x.round() } else { x });
 }
 
 /// The provenance tag (V, S, D, R, C) of `section.key` in profile text, if it has one.
@@ -327,14 +311,14 @@ fn used_regime(o: &ToolOutput, p: usize, eager: Option<u64>) -> Option<Regime> {
 
 /// Elasticity of the model at anchor `a` to knob `k` at the profile `p` (central
 /// difference of +-10 % or of the knob's typical scale near zero).
-fn elasticity(base: &Profile, p: &Profile, inputs: &[Input], a: (usize, usize), k: &Knob) -> Result<f64, String> {
-    let x = get(p, k.keys[0].0, k.keys[0].1).ok_or("no such parameter")?;
+fn elasticity(p: &Profile, inputs: &[Input], a: (usize, usize), k: &Knob) -> Result<f64, String> {
+    let x = get(p, k.key.0, k.key.1).ok_or("no such parameter")?;
     let h = (x.abs().max(k.typical) * 0.1).max(if k.integer { 1.0 } else { 0.0 });
     let (lo, hi) = ((x - h).max(k.min), (x + h).min(k.max));
     let mut q = p.clone();
-    with_knob(base, &mut q, k, lo);
+    with_knob(&mut q, k, lo);
     let ylo = model_at(&q, inputs, a)?;
-    with_knob(base, &mut q, k, hi);
+    with_knob(&mut q, k, hi);
     let yhi = model_at(&q, inputs, a)?;
     let y = model_at(p, inputs, a)?;
     let (xlo, xhi) = if k.integer { (lo.round(), hi.round()) } else { (lo, hi) };
@@ -393,13 +377,13 @@ pub fn fit(base: &Profile, base_text: &str, inputs: &[Input], only: Option<&[Str
         if !wanted {
             continue;
         }
-        let Some(x0) = get(base, k.keys[0].0, k.keys[0].1) else {
+        let Some(x0) = get(base, k.key.0, k.key.1) else {
             let why = format!("profile {} has no {name}", base.id);
             refuse(why.clone())?;
             unfitted.push(Unfitted { knob: ki, why });
             continue;
         };
-        if let Some(t @ ('V' | 'S')) = tag(base_text, k.keys[0].0, k.keys[0].1) {
+        if let Some(t @ ('V' | 'S')) = tag(base_text, k.key.0, k.key.1) {
             let why = format!("the base value {} is tagged {t} (a primary or secondary source), not calibratable", num(x0));
             refuse(why.clone())?;
             unfitted.push(Unfitted { knob: ki, why });
@@ -419,7 +403,7 @@ pub fn fit(base: &Profile, base_text: &str, inputs: &[Input], only: Option<&[Str
                 if used.iter().any(|&(f, p)| (f, p) == (fi, pi) || (inputs[f].output.tool == inp.output.tool && used_regime(&inputs[f].output, p, eager) == Some(regime))) {
                     continue;
                 }
-                let e = match elasticity(base, base, inputs, (fi, pi), k) {
+                let e = match elasticity(base, inputs, (fi, pi), k) {
                     Ok(e) => e,
                     Err(_) => continue,
                 };
@@ -464,7 +448,7 @@ pub fn fit(base: &Profile, base_text: &str, inputs: &[Input], only: Option<&[Str
         newton(base, &mut prof, inputs, &mut chosen)?;
         let mut lost = Vec::new();
         for (i, f) in chosen.iter().enumerate() {
-            let e = elasticity(base, &prof, inputs, f.anchor, &KNOBS[f.knob]).unwrap_or(0.0);
+            let e = elasticity(&prof, inputs, f.anchor, &KNOBS[f.knob]).unwrap_or(0.0);
             if e.abs() < MIN_ELASTICITY {
                 lost.push((i, e));
             }
@@ -511,7 +495,7 @@ fn newton(base: &Profile, prof: &mut Profile, inputs: &[Input], chosen: &mut [Fi
     let apply = |x: &[f64]| {
         let mut p = base.clone();
         for (k, &v) in ks.iter().zip(x) {
-            with_knob(base, &mut p, k, v);
+            with_knob(&mut p, k, v);
         }
         p
     };
@@ -621,8 +605,8 @@ fn newton(base: &Profile, prof: &mut Profile, inputs: &[Input], chosen: &mut [Fi
     Ok(())
 }
 
-/// The fitted profile's text: the base text with every fitted key (and the keys tied to it)
-/// rewritten with a C tag naming the file and line it came from.
+/// The fitted profile's text: the base text with every fitted key rewritten with a C tag
+/// naming the file and line it came from.
 pub fn render(fit: &Fit, base: &Profile, base_text: &str, inputs: &[Input], id: &str, date: &str) -> Result<String, String> {
     let mut entries = Vec::new();
     for f in &fit.fitted {
@@ -640,8 +624,8 @@ pub fn render(fit: &Fit, base: &Profile, base_text: &str, inputs: &[Input], id: 
         let round = |v: f64| if k.integer { v.round() } else { (v * 1e4).round() / 1e4 };
         let extra = f.note.as_ref().map_or(String::new(), |n| format!("; {n}"));
         entries.push(Entry {
-            section: k.keys[0].0.into(),
-            key: k.keys[0].1.into(),
+            section: k.key.0.into(),
+            key: k.key.1.into(),
             value: num(round(f.value)),
             src: Some(format!(
                 "C: fitted by interlab calibrate --from to {from} on {date}; {} had {}; +-{} from the file's printed digits{extra}",
@@ -650,16 +634,6 @@ pub fn render(fit: &Fit, base: &Profile, base_text: &str, inputs: &[Input], id: 
                 num((f.uncertainty * 1e4).round() / 1e4)
             )),
         });
-        for &(s, key) in &k.keys[1..] {
-            if let Some(v) = get(&fit.profile, s, key) {
-                entries.push(Entry {
-                    section: s.into(),
-                    key: key.into(),
-                    value: num((v * 1e4).round() / 1e4),
-                    src: Some(format!("C: scaled with {} in the base's proportion by interlab calibrate --from (fitted to {from}; only their sum is identified)", k.keys[0].1)),
-                });
-            }
-        }
     }
     let desc = format!("{} fitted by interlab calibrate --from {}", base.id, inputs.iter().map(|i| i.file.as_str()).collect::<Vec<_>>().join(" "));
     let header = format!("Written by interlab calibrate --from on {date}; base profile {}.", base.id);
@@ -699,7 +673,7 @@ mod tests {
     fn recovers_known_parameters_within_2_percent_from_the_models_own_outputs() {
         let (base, text) = builtin("xeon-mt25208-pcie");
         let mut truth = base.clone();
-        let set_to = |p: &mut Profile, n: &str, v: f64| with_knob(&base, p, knob(n), v);
+        let set_to = |p: &mut Profile, n: &str, v: f64| with_knob(p, knob(n), v);
         set_to(&mut truth, "adapter.tx_wqe_ns", 620.0);
         set_to(&mut truth, "host.cqe_poll_ns", 600.0);
         set_to(&mut truth, "adapter.responder_setup_ns", 3000.0);
@@ -729,7 +703,7 @@ mod tests {
         // Unchanged knobs that were fitted stay within 2 % of the truth (the base) too.
         for x in &f.fitted {
             let k = &KNOBS[x.knob];
-            let t = get(&truth, k.keys[0].0, k.keys[0].1).unwrap();
+            let t = get(&truth, k.key.0, k.key.1).unwrap();
             assert!((x.value - t).abs() <= 0.02 * t.abs().max(k.typical), "{}: {} vs {t}", k.name(), x.value);
         }
         // Keys no knob names keep the base's value.
@@ -757,11 +731,11 @@ mod tests {
         let mut truth = base.clone();
         let bw = Tool::PerftestBw { op: "rdma_write", bidirectional: false };
         let big = 1u64 << 22;
-        let e_bus = elasticity(&base, &base, &outputs(&base, &[(bw, &[big])]), (0, 0), knob("bus.dllp_fraction")).unwrap();
-        let e_link = elasticity(&base, &base, &outputs(&base, &[(bw, &[big])]), (0, 0), knob("link.framing_bytes")).unwrap();
+        let e_bus = elasticity(&base, &outputs(&base, &[(bw, &[big])]), (0, 0), knob("bus.dllp_fraction")).unwrap();
+        let e_link = elasticity(&base, &outputs(&base, &[(bw, &[big])]), (0, 0), knob("link.framing_bytes")).unwrap();
         let (name, v) = if e_bus.abs() >= e_link.abs() { ("bus.dllp_fraction", 0.12) } else { ("link.framing_bytes", 60.0) };
-        with_knob(&base, &mut truth, knob(name), v);
-        set_with(&base, &mut truth, "adapter.tx_wqe_ns", 300.0);
+        with_knob(&mut truth, knob(name), v);
+        set_with(&mut truth, "adapter.tx_wqe_ns", 300.0);
         let inputs = outputs(&truth, &[(Tool::PerftestLat { op: "rdma_write" }, &[2, 4096]), (bw, &[2, 65536, big])]);
         let f = fit(&base, text, &inputs, None).unwrap();
         let got = f.fitted.iter().find(|x| KNOBS[x.knob].name() == name).unwrap_or_else(|| panic!("{name} not fitted (bus {e_bus:.3}, link {e_link:.3})"));
@@ -775,8 +749,8 @@ mod tests {
         }
     }
 
-    fn set_with(base: &Profile, p: &mut Profile, n: &str, v: f64) {
-        with_knob(base, p, knob(n), v)
+    fn set_with(p: &mut Profile, n: &str, v: f64) {
+        with_knob(p, knob(n), v)
     }
 
     #[test]
