@@ -23,10 +23,16 @@ pub struct CalibrateArgs {
     peer: Option<String>,
     /// Instead of measuring: the text output of perftest (ib_write_lat, ib_send_lat,
     /// ib_read_lat, ib_write_bw, ib_send_bw, ib_read_bw) or OSU (osu_latency, osu_bw,
-    /// osu_bibw) runs; repeat for several files. Compares the --base profile (or the
-    /// --profile file when it exists) with every point read.
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["peer", "compare", "check"])]
+    /// osu_bibw) runs; repeat for several files. Fits the --base profile's calibratable
+    /// parameters that the points constrain (one point each), writes the result to
+    /// --profile when given, and prints model against measurement for every point (with
+    /// --check: compares the --profile file, or --base, without fitting).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["peer", "compare"])]
     from: Vec<PathBuf>,
+    /// With --from: fit only these parameters (section.key, comma-separated); one that no
+    /// input constrains is refused.
+    #[arg(long, value_name = "KEY,...", value_delimiter = ',', requires = "from")]
+    fit: Vec<String>,
     /// Profile file to write (with --check: to read).
     #[arg(long, value_name = "PROFILE.toml", required_unless_present = "from")]
     profile: Option<PathBuf>,
@@ -113,49 +119,141 @@ fn report(rows: &[Row], prof_path: &Path, o: &CalibrateOptions, same: bool, json
     json.write_json("json", &conv::document("interlab-calibrate-compare", body))
 }
 
-/// `calibrate --from FILE...`: every point of perftest and OSU outputs against the model.
+/// `calibrate --from FILE...`: fit the base profile's calibratable parameters to perftest
+/// and OSU outputs, write the fitted profile, and print every point against the model.
 fn from_files(a: &CalibrateArgs) -> CmdResult {
-    use interlab_experiment::calibrate::model_for_tool;
+    use interlab_experiment::fit::{self, Input, KNOBS};
     use interlab_experiment::toolout;
     let json = Dest::from_flag(a.json.as_deref());
-    let prof_name = match &a.profile {
-        Some(p) if p.exists() => p.display().to_string(),
-        _ => a.base.clone(),
+    if let Some(j) = &json {
+        j.check_writable("json")?;
+    }
+    // --check: the existing --profile (or --base) against the points, nothing fitted.
+    let (name, text) = match (&a.profile, a.check) {
+        (Some(p), true) => (p.display().to_string(), std::fs::read_to_string(p).map_err(|e| format!("--profile {}: {e}", p.display()))?),
+        (None, true) => (a.base.clone(), base_text(&a.base)?),
+        (out, false) => {
+            if let Some(o) = out {
+                conv::check_writable_file("profile", o)?;
+            }
+            (a.base.clone(), base_text(&a.base)?)
+        }
     };
-    let prof = Arc::new(Profile::load(&prof_name).map_err(|e| e.to_string())?);
-    let outputs = a.from.iter().map(|f| toolout::read(f).map_err(|e| e.to_string())).collect::<Result<Vec<_>, _>>()?;
-    say!("model ({}) vs the tools' own output; ratio = model / measured", prof.id);
-    say!("{:<14} {:>10} {:>6} {:>12} {:>12} {:>8}  source", "tool", "bytes", "unit", "measured", "model", "ratio");
-    let mut rows = Vec::new();
-    let mut within = 0;
-    for (f, o) in a.from.iter().zip(&outputs) {
-        for p in &o.points {
-            let m = model_for_tool(&prof, o.tool, p.size_bytes);
-            let ratio = m.as_ref().ok().filter(|_| p.value > 0.0).map(|m| m / p.value);
-            within += usize::from(ratio.is_some_and(|q| (0.8..=1.2).contains(&q)));
-            let src = format!("{}:{}", f.display(), p.line);
+    let base = Profile::parse(&name, &text).map_err(|e| format!("--base {name}: {e}"))?;
+    let inputs = a
+        .from
+        .iter()
+        .map(|f| toolout::read(f).map(|output| Input { file: f.display().to_string(), output }).map_err(|e| e.to_string()))
+        .collect::<Result<Vec<_>, _>>()?;
+    let only: Option<Vec<String>> = if a.check { Some(Vec::new()) } else if a.fit.is_empty() { None } else { Some(a.fit.clone()) };
+    let f = fit::fit(&base, &text, &inputs, only.as_deref())?;
+    let date = cal::today();
+    let knob_name = |k: usize| KNOBS[k].name();
+    if a.check {
+        say!("profile {} against the tools' own output (no fit)", base.id);
+    } else {
+        say!("base {}; each fitted parameter from one point (C), every other point predicted:", base.id);
+        for x in &f.fitted {
+            let (inp, pt) = (&inputs[x.anchor.0], &inputs[x.anchor.0].output.points[x.anchor.1]);
             say!(
-                "{:<14} {:>10} {:>6} {:>12.2} {:>12} {:>8}  {src}{}",
-                o.tool.name(),
-                p.size_bytes,
-                o.tool.unit(),
-                p.value,
-                m.as_ref().map_or("-".to_string(), |v| format!("{v:.2}")),
-                ratio.map_or("-".to_string(), |q| format!("{q:.3}")),
-                m.as_ref().err().map_or(String::new(), |e| format!("  ({e})"))
+                "  {:<28} {:>10} -> {:<10} +-{:<8} from {} line {} ({} {} B: {:.2} {}; elasticity {:.3}){}",
+                knob_name(x.knob),
+                fmt_num(x.base_value),
+                fmt_num(x.value),
+                fmt_num(x.uncertainty),
+                inp.file,
+                pt.line,
+                inp.output.tool.name(),
+                pt.size_bytes,
+                pt.value,
+                inp.output.tool.unit(),
+                x.elasticity,
+                x.note.as_ref().map_or(String::new(), |n| format!("  WARNING: {n}"))
             );
-            rows.push(serde_json::json!({"tool": o.tool.name(), "size_bytes": p.size_bytes, "unit": o.tool.unit(), "measured": p.value,
-                "model": m.as_ref().ok(), "ratio": ratio, "source": src, "error": m.err()}));
+        }
+        for u in &f.unfitted {
+            say!("  {:<28} kept: {}", knob_name(u.knob), u.why);
+        }
+        for (i, inp) in inputs.iter().enumerate() {
+            let c: Vec<String> = f.fitted.iter().filter(|x| x.anchor.0 == i).map(|x| format!("{} (line {})", knob_name(x.knob), inp.output.points[x.anchor.1].line)).collect();
+            say!("  {} ({}) constrains: {}", inp.file, inp.output.tool.name(), if c.is_empty() { "nothing (all its points are predicted)".to_string() } else { c.join(", ") });
         }
     }
-    say!("{within} of {} within 20 %", rows.len());
+    say!("{:<14} {:>10} {:>6} {:>12} {:>12} {:>12} {:>8}  {:<28} source", "tool", "bytes", "unit", "measured", "base model", "model", "ratio", "role");
+    let mut rows = Vec::new();
+    let (mut within10, mut within20, mut predicted, mut errs) = (0, 0, 0, Vec::new());
+    for r in &f.rows {
+        let (inp, p) = (&inputs[r.input], &inputs[r.input].output.points[r.point]);
+        let ratio = r.fitted.as_ref().ok().filter(|_| p.value > 0.0).map(|m| m / p.value);
+        let base_ratio = r.base.as_ref().ok().filter(|_| p.value > 0.0).map(|m| m / p.value);
+        let role = r.anchors.map_or("predicted".to_string(), |k| format!("fitted: {}", knob_name(k)));
+        if r.anchors.is_none() {
+            if let Some(q) = ratio {
+                predicted += 1;
+                within10 += usize::from((0.9..=1.1).contains(&q));
+                within20 += usize::from((0.8..=1.2).contains(&q));
+                errs.push((q - 1.0).abs());
+            }
+        }
+        let src = format!("{}:{}", inp.file, p.line);
+        let cell = |m: &Result<f64, String>| m.as_ref().map_or("-".to_string(), |v| format!("{v:.2}"));
+        say!(
+            "{:<14} {:>10} {:>6} {:>12.2} {:>12} {:>12} {:>8}  {:<28} {src}{}",
+            inp.output.tool.name(),
+            p.size_bytes,
+            inp.output.tool.unit(),
+            p.value,
+            cell(&r.base),
+            cell(&r.fitted),
+            ratio.map_or("-".to_string(), |q| format!("{q:.3}")),
+            role,
+            r.fitted.as_ref().err().map_or(String::new(), |e| format!("  ({e})"))
+        );
+        rows.push(serde_json::json!({"tool": inp.output.tool.name(), "size_bytes": p.size_bytes, "unit": inp.output.tool.unit(), "measured": p.value,
+            "base_model": r.base.as_ref().ok(), "base_ratio": base_ratio, "model": r.fitted.as_ref().ok(), "ratio": ratio,
+            "role": if r.anchors.is_some() { "fitted" } else { "predicted" }, "fits": r.anchors.map(knob_name),
+            "source": src, "error": r.fitted.as_ref().err()}));
+    }
+    errs.sort_by(f64::total_cmp);
+    let median = errs.get(errs.len() / 2).map_or("-".to_string(), |e| format!("{:.1} %", e * 100.0));
+    say!("predicted, not fitted: {within10} of {predicted} within 10 %, {within20} within 20 % (median |model/measured - 1| {median})");
+    let mut written = None;
+    if let (Some(out), false) = (&a.profile, a.check) {
+        let id = a.id.clone().unwrap_or_else(|| format!("{}-fitted", base.id));
+        let t = fit::render(&f, &base, &text, &inputs, &id, &date)?;
+        std::fs::write(out, &t).map_err(|e| format!("--profile {}: cannot write: {e}", out.display()))?;
+        Profile::load(&out.display().to_string()).map_err(|e| format!("{}: the written profile does not load: {e}", out.display()))?;
+        say!("wrote {} ({} parameter(s) fitted)", out.display(), f.fitted.len());
+        written = Some(out.display().to_string());
+    }
     if let Some(j) = json {
-        let serde_json::Value::Object(body) = serde_json::json!({"profile": prof.id, "files": a.from.iter().map(|f| f.display().to_string()).collect::<Vec<_>>(), "within_20pct": within, "rows": rows}) else {
+        let fitted: Vec<serde_json::Value> = f
+            .fitted
+            .iter()
+            .map(|x| {
+                let (inp, pt) = (&inputs[x.anchor.0], &inputs[x.anchor.0].output.points[x.anchor.1]);
+                serde_json::json!({"parameter": knob_name(x.knob), "base": x.base_value, "value": x.value, "uncertainty": x.uncertainty,
+                    "elasticity": x.elasticity, "source": format!("{}:{}", inp.file, pt.line), "note": x.note})
+            })
+            .collect();
+        let unfitted: Vec<serde_json::Value> = f.unfitted.iter().map(|u| serde_json::json!({"parameter": knob_name(u.knob), "why": u.why})).collect();
+        let serde_json::Value::Object(body) = serde_json::json!({"profile": base.id, "files": a.from.iter().map(|f| f.display().to_string()).collect::<Vec<_>>(),
+            "fitted": fitted, "unfitted": unfitted, "written": written, "predicted": predicted, "predicted_within_10pct": within10,
+            "within_20pct": within20, "rows": rows}) else {
             unreachable!("an object literal")
         };
         j.write_json("json", &conv::document("interlab-calibrate-from", body))?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn fmt_num(x: f64) -> String {
+    if !x.is_finite() {
+        return "?".into();
+    }
+    let s = format!("{x:.4}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    if x.abs() >= 100.0 { format!("{x:.1}") } else { s.to_string() }
 }
 
 pub fn run(a: CalibrateArgs) -> CmdResult {

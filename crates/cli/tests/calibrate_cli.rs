@@ -131,3 +131,86 @@ fn perftest_and_osu_outputs_are_compared_with_the_model() {
     assert!(text(&o).contains("write_lat.txt line 3"), "{}", text(&o));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `calibrate --from ... --profile OUT`: outputs that the model wrote with known adapter
+/// and MPI costs are fitted back from the unchanged base; the written profile names the
+/// file and line each value came from; a parameter no input constrains is refused by name.
+#[test]
+fn from_files_fits_and_writes_a_profile_naming_file_and_line() {
+    use interlab_experiment::calibrate::model_for_tool;
+    use interlab_experiment::toolout::{render, Tool};
+    use std::sync::Arc;
+    let dir = std::env::temp_dir().join(format!("ilab-cal-fit-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let base = Profile::load("xeon-mt25208-pcie").unwrap();
+    let mut truth = base.clone();
+    truth.adapter.tx_wqe_ns = 700.0;
+    truth.mpi.as_mut().unwrap().overhead_ns = 800.0;
+    let truth = Arc::new(truth);
+    let mut files = Vec::new();
+    for (tool, name, sizes) in [
+        (Tool::PerftestLat { op: "rdma_write" }, "write_lat.txt", &[2u64, 128, 4096][..]),
+        (Tool::OsuLatency, "osu_latency.txt", &[0u64, 8, 1024][..]),
+        (Tool::PerftestBw { op: "send", bidirectional: false }, "send_bw.txt", &[2u64, 65536][..]),
+    ] {
+        let pts: Vec<(u64, f64)> = sizes.iter().map(|&s| (s, model_for_tool(&truth, tool, s).unwrap())).collect();
+        let f = dir.join(name);
+        std::fs::write(&f, render(tool, &pts)).unwrap();
+        files.push(f);
+    }
+    let out = dir.join("fitted.toml");
+    let mut args = vec!["calibrate".to_string(), "--base".into(), "xeon-mt25208-pcie".into(), "--profile".into(), out.display().to_string(), "--json".into()];
+    for f in &files {
+        args.extend(["--from".to_string(), f.display().to_string()]);
+    }
+    let o = bin().args(&args).output().unwrap();
+    no_panic(&o);
+    assert!(o.status.success(), "{}", text(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["rows"].as_array().unwrap().len(), 8);
+    assert_eq!(v["rows"].as_array().unwrap().iter().filter(|r| r["role"] == "predicted").count() as u64, v["predicted"].as_u64().unwrap());
+    let p = Profile::load(&out.display().to_string()).unwrap();
+    assert!((p.adapter.tx_wqe_ns / 700.0 - 1.0).abs() < 0.02, "tx_wqe_ns {}", p.adapter.tx_wqe_ns);
+    assert!((p.mpi.as_ref().unwrap().overhead_ns / 800.0 - 1.0).abs() < 0.02, "overhead_ns {}", p.mpi.as_ref().unwrap().overhead_ns);
+    let t = std::fs::read_to_string(&out).unwrap();
+    let e = entry(&t, "adapter", "tx_wqe_ns");
+    assert!(e.contains("src = \"C: fitted by interlab calibrate --from to ") && e.contains("write_lat.txt line 6 (ib_write_lat 2 B"), "{e}");
+    assert!(entry(&t, "mpi", "overhead_ns").contains("osu_latency.txt line 3"), "{t}");
+    // Keys nothing constrained keep the base's value and provenance.
+    assert!(entry(&t, "adapter", "responder_setup_ns").contains("src = \"C: responder context"), "{t}");
+    // Nothing here constrains the completion cost or the RDMA-read responder: refused.
+    let mut bad = args.clone();
+    bad.extend(["--fit".to_string(), "host.cqe_poll_ns".into()]);
+    let o = bin().args(&bad).output().unwrap();
+    no_panic(&o);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("--fit host.cqe_poll_ns: no input constrains it"), "{}", text(&o));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The real outputs under examples/toolout (README there cites them) parse and fit: every
+/// point is printed, each fitted parameter names its file and line, the rest is predicted.
+#[test]
+fn real_perftest_and_osu_outputs_fit() {
+    let ex = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/toolout/");
+    for (base, files, fitted) in [
+        ("epyc-hdr-pcie4".to_string(), vec!["spiderpool-cx5-roce-macvlan.ib_read_lat.txt", "spiderpool-cx5-roce-sriov.ib_read_lat.txt"], vec!["adapter.responder_setup_ns"]),
+        (format!("{ex}base-roce40g-mpi.toml"), vec!["ompi-devel-14403-roce40g.osu_latency.txt"], vec!["mpi.overhead_ns", "mpi.copy_mbytes_per_s"]),
+        (format!("{ex}base-hdr-mpi.toml"), vec!["ucx-8851-cx6-hdr.osu_bw.txt"], vec!["link.framing_bytes", "mpi.copy_mbytes_per_s"]),
+    ] {
+        let mut args = vec!["calibrate".to_string(), "--base".into(), base.clone(), "--json".into()];
+        for f in &files {
+            args.extend(["--from".to_string(), format!("{ex}{f}")]);
+        }
+        let o = bin().args(&args).output().unwrap();
+        no_panic(&o);
+        assert!(o.status.success(), "{base}: {}", text(&o));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let got: Vec<&str> = v["fitted"].as_array().unwrap().iter().map(|f| f["parameter"].as_str().unwrap()).collect();
+        assert_eq!(got, fitted, "{base}");
+        let rows = v["rows"].as_array().unwrap();
+        assert_eq!(rows.iter().filter(|r| r["role"] == "fitted").count(), fitted.len());
+        assert!(rows.iter().all(|r| r["model"].is_number()), "{v}");
+        assert!(v["predicted"].as_u64().unwrap() >= 1);
+    }
+}

@@ -64,6 +64,9 @@ pub struct ToolPoint {
     pub value: f64,
     /// 1-based line of the file it was read from.
     pub line: usize,
+    /// Half of the last digit the tool printed, in [`Tool::unit`]: how far the true value
+    /// may lie from `value` (`1.00` us: 0.005 us).
+    pub resolution: f64,
 }
 
 /// A parsed tool output.
@@ -137,7 +140,8 @@ fn detect(text: &str) -> Option<Tool> {
                 return Some(Tool::PerftestBw { op, bidirectional: bidir });
             }
         }
-        if t.starts_with("# osu") {
+        // `# OSU ...`; pasted copies may have lost the space (`#OSU ...`).
+        if t.starts_with("# osu") || t.starts_with("#osu") {
             if t.contains("bi-directional bandwidth") {
                 return Some(Tool::OsuBibw);
             }
@@ -168,7 +172,7 @@ pub fn parse(file: &str, text: &str) -> Result<ToolOutput, ToolError> {
             continue;
         }
         let lower = l.to_ascii_lowercase();
-        if lower.starts_with("#bytes") || lower.starts_with("# bytes") || lower.starts_with("# size") {
+        if lower.starts_with("#bytes") || lower.starts_with("# bytes") || lower.starts_with("# size") || lower.starts_with("#size") {
             columns = Some(header_columns(l));
             continue;
         }
@@ -181,27 +185,25 @@ pub fn parse(file: &str, text: &str) -> Result<ToolOutput, ToolError> {
             return Err(err(n, format!("size {size} bytes is out of range (at most {MAX_SIZE_BYTES})")));
         }
         let value = match tool {
-            Tool::OsuLatency | Tool::OsuBw | Tool::OsuBibw => field(&fields, 1).map_err(|m| err(n, m))?,
+            Tool::OsuLatency | Tool::OsuBw | Tool::OsuBibw => (field(&fields, 1).map_err(|m| err(n, m))?, half_digit(fields[1])),
             Tool::PerftestLat { .. } => {
                 // t_typical (the median); older perftest prints only t_min, t_max, t_typical.
                 let k = cols.iter().position(|c| c.starts_with("t_typical")).ok_or_else(|| err(n, "the header has no t_typical[usec] column".into()))?;
-                field(&fields, k).map_err(|m| err(n, m))?
+                (field(&fields, k).map_err(|m| err(n, m))?, half_digit(fields[k]))
             }
             Tool::PerftestBw { .. } => {
                 let k = cols.iter().position(|c| c.starts_with("bw average")).ok_or_else(|| err(n, "the header has no \"BW average\" column".into()))?;
                 let v = field(&fields, k).map_err(|m| err(n, m))?;
-                if cols[k].contains("gb/sec") {
-                    v * 1000.0 / 8.0
-                } else {
-                    v * PERFTEST_MB
-                }
+                let scale = if cols[k].contains("gb/sec") { 1000.0 / 8.0 } else { PERFTEST_MB };
+                (v * scale, half_digit(fields[k]) * scale)
             }
         };
+        let (value, resolution) = value;
         let max = if tool.unit() == "us" { MAX_LATENCY_US } else { MAX_MBYTES_PER_S };
         if !(value.is_finite() && value >= 0.0 && value <= max) {
             return Err(err(n, format!("{value} {} is out of range (0 to {max})", tool.unit())));
         }
-        points.push(ToolPoint { size_bytes: size, value, line: n });
+        points.push(ToolPoint { size_bytes: size, value, line: n, resolution });
     }
     if columns.is_none() {
         return Err(err(0, format!("{}: no column header (\"#bytes ...\" or \"# Size ...\"): truncated?", tool.name())));
@@ -238,6 +240,61 @@ fn header_columns(l: &str) -> Vec<String> {
     cols.iter()
         .flat_map(|c| if c.starts_with("bytes #iterations") || c.starts_with("bytes iterations") { vec!["bytes".to_string(), "iterations".to_string()] } else { vec![c.clone()] })
         .collect()
+}
+
+/// Half a unit of the last digit of a printed number (`1.00` -> 0.005, `12` -> 0.5).
+fn half_digit(text: &str) -> f64 {
+    let mantissa = text.split(['e', 'E']).next().unwrap_or(text);
+    let exp: i32 = text.split(['e', 'E']).nth(1).and_then(|e| e.parse().ok()).unwrap_or(0).clamp(-30, 30);
+    let decimals = mantissa.split('.').nth(1).map_or(0, |d| d.len().min(30) as i32);
+    0.5 * 10f64.powi(exp - decimals)
+}
+
+/// Writes points in the text format `tool` prints (perftest's report of `ib_*_lat`
+/// (`t_typical` = the value, two decimals) or `ib_*_bw` (MB/sec = 2^20 B/s, two decimals);
+/// OSU's two columns, two decimals), so the model's own predictions can be read back as a
+/// user's file. `points` are (size in bytes, value in [`Tool::unit`]).
+pub fn render(tool: Tool, points: &[(u64, f64)]) -> String {
+    let rule = "-".repeat(87);
+    let mut s = String::new();
+    match tool {
+        Tool::PerftestLat { op } | Tool::PerftestBw { op, .. } => {
+            let title = match op {
+                "send" => "Send",
+                "rdma_read" => "RDMA_Read",
+                _ => "RDMA_Write",
+            };
+            let lat = matches!(tool, Tool::PerftestLat { .. });
+            let bidir = if let Tool::PerftestBw { bidirectional: true, .. } = tool { "Bidirectional " } else { "" };
+            s.push_str(&format!("{rule}\n                    {title} {bidir}{} Test\n", if lat { "Latency" } else { "BW" }));
+            s.push_str(&format!(" Number of qps   : 1            Transport type : IB\n{rule}\n"));
+            if lat {
+                s.push_str(" #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    t_stdev[usec]   99% percentile[usec]   99.9% percentile[usec] \n");
+                for &(b, v) in points {
+                    s.push_str(&format!(" {b:<7} {:<13} {v:<14.2} {v:<12.2} {v:<18.2} {v:<14.2} {:<15.2} {v:<22.2} {v:<.2}\n", 1000, 0.0));
+                }
+            } else {
+                s.push_str(" #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]\n");
+                for &(b, v) in points {
+                    let mb = v / PERFTEST_MB;
+                    s.push_str(&format!(" {b:<10} {:<14} {mb:<18.2} {mb:<20.2} {:.6}\n", 5000, v / b.max(1) as f64));
+                }
+            }
+            s.push_str(&format!("{rule}\n"));
+        }
+        Tool::OsuLatency | Tool::OsuBw | Tool::OsuBibw => {
+            let (title, col) = match tool {
+                Tool::OsuLatency => ("Latency", "Latency (us)"),
+                Tool::OsuBw => ("Bandwidth", "Bandwidth (MB/s)"),
+                _ => ("Bi-Directional Bandwidth", "Bandwidth (MB/s)"),
+            };
+            s.push_str(&format!("# OSU MPI {title} Test v5.6.2\n# Size      {col}\n"));
+            for &(b, v) in points {
+                s.push_str(&format!("{b:<20}{v:>12.2}\n"));
+            }
+        }
+    }
+    s
 }
 
 fn field(fields: &[&str], k: usize) -> Result<f64, String> {
@@ -280,7 +337,7 @@ mod tests {
     fn perftest_and_osu_outputs_in_the_models_units() {
         let w = parse("w.txt", WRITE_LAT).unwrap();
         assert_eq!(w.tool, Tool::PerftestLat { op: "rdma_write" });
-        assert_eq!(w.points, vec![ToolPoint { size_bytes: 2, value: 1.00, line: 7 }, ToolPoint { size_bytes: 4, value: 1.02, line: 8 }]);
+        assert_eq!(w.points, vec![ToolPoint { size_bytes: 2, value: 1.00, line: 7, resolution: 0.005 }, ToolPoint { size_bytes: 4, value: 1.02, line: 8, resolution: 0.005 }]);
         let s = parse("s.txt", SEND_BW_GBITS).unwrap();
         assert_eq!(s.tool, Tool::PerftestBw { op: "send", bidirectional: false });
         assert!((s.points[0].value - 97.42 * 125.0).abs() < 1e-9, "Gb/s to 10^6 B/s");
@@ -288,8 +345,39 @@ mod tests {
         assert!((b.points[0].value - 11630.98 * 1.048576).abs() < 1e-6, "perftest MB/sec is 2^20 B/s");
         let o = parse("o.txt", OSU_BW).unwrap();
         assert_eq!((o.tool, o.points.len(), o.points[1].value), (Tool::OsuBw, 2, 12345.67));
+        let n = parse("n.txt", &OSU_BW.replace("# ", "#")).unwrap();
+        assert_eq!((n.tool, n.points.len()), (Tool::OsuBw, 2), "#OSU and #Size without a space");
         let l = parse("l.txt", OSU_LAT).unwrap();
         assert_eq!((l.tool, l.points[0].size_bytes, l.points[1].value), (Tool::OsuLatency, 0, 1.15));
+    }
+
+    #[test]
+    fn what_render_writes_reads_back_to_the_printed_digits() {
+        let tools = [
+            Tool::PerftestLat { op: "send" },
+            Tool::PerftestLat { op: "rdma_write" },
+            Tool::PerftestLat { op: "rdma_read" },
+            Tool::PerftestBw { op: "rdma_write", bidirectional: false },
+            Tool::PerftestBw { op: "send", bidirectional: true },
+            Tool::PerftestBw { op: "rdma_read", bidirectional: false },
+            Tool::OsuLatency,
+            Tool::OsuBw,
+            Tool::OsuBibw,
+        ];
+        let pts = [(2u64, 1.2345), (65536, 12196.07), (4194304, 23456.789)];
+        for t in tools {
+            let o = parse("r.txt", &render(t, &pts)).unwrap_or_else(|e| panic!("{t:?}: {e}"));
+            assert_eq!(o.tool, t);
+            assert_eq!(o.points.len(), 3);
+            for (p, &(b, v)) in o.points.iter().zip(&pts) {
+                assert_eq!(p.size_bytes, b);
+                assert!((p.value - v).abs() <= p.resolution * 1.0001, "{t:?} {b}: {} vs {v} (resolution {})", p.value, p.resolution);
+                let want = if matches!(t, Tool::PerftestBw { .. }) { 0.005 * PERFTEST_MB } else { 0.005 };
+                assert!((p.resolution - want).abs() < 1e-12, "{t:?}: {}", p.resolution);
+            }
+        }
+        assert_eq!(half_digit("12"), 0.5);
+        assert!((half_digit("1.5e3") - 50.0).abs() < 1e-9);
     }
 
     #[test]
