@@ -52,7 +52,7 @@ fn receive_wqe_prefetch_never_raises_send_latency() {
 
 #[test]
 fn send_latency_is_within_0_2_us_of_rdma_write_on_prefetching_adapters() {
-    for id in ["cx5-edr-pcie3", "cx5-roce100-pcie3", "epyc-hdr-pcie4", "cx7-ndr-pcie5"] {
+    for id in ["cx3-fdr-pcie3", "cx5-edr-pcie3", "cx5-roce100-pcie3", "epyc-hdr-pcie4", "cx7-ndr-pcie5"] {
         let send = run(Path::new("."), &latency_spec("send", "[2, 64]", &[("s", id)]));
         let write = run(Path::new("."), &latency_spec("rdma_write", "[2, 64]", &[("w", id)]));
         for &(size, s) in &send[0].points {
