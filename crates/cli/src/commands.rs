@@ -42,7 +42,7 @@ impl Progress for Bar {
     }
 }
 
-pub fn reproduce(studies: Vec<String>, out: PathBuf, claims: Option<PathBuf>, json: Option<&Path>, quiet: bool) -> CmdResult {
+pub fn reproduce(studies: Vec<String>, out: PathBuf, claims: Option<PathBuf>, json: Option<&Path>, quiet: bool, timings: bool) -> CmdResult {
     let json = Dest::from_flag(json);
     if let Some(j) = &json {
         j.check_writable("json")?;
@@ -74,6 +74,13 @@ pub fn reproduce(studies: Vec<String>, out: PathBuf, claims: Option<PathBuf>, js
     }
     if !r.not_modelled_studies.is_empty() {
         say!("not modelled yet: {}", r.not_modelled_studies.join(", "));
+    }
+    if timings {
+        say!("wall time per figure (figures run at once and share the cores), longest first:");
+        for t in &r.timings {
+            let points = if t.points > 0 { format!("{:>5} points", t.points) } else { String::new() };
+            say!("  {:>7.2} s  {:<28} {points}", t.wall_s, t.what);
+        }
     }
     say!("report:  {}", r.files.html.display());
     say!("claims:  {}", r.files.claims_json.display());

@@ -41,6 +41,9 @@ enum Cmd {
         /// No progress bar.
         #[arg(long, short)]
         quiet: bool,
+        /// Print each figure's wall time (longest first) after the run.
+        #[arg(long)]
+        timings: bool,
     },
     /// Run an experiment spec (TOML) in the model, live against `interlab serve` daemons, or
     /// both side by side; write results.jsonl, results.csv and a figure.
@@ -149,7 +152,7 @@ fn main() -> ExitCode {
     };
     let cli = Cli::parse_from(args);
     let r = match cli.cmd {
-        Cmd::Reproduce { studies, out, claims, json, quiet } => commands::reproduce(studies, out, claims, json.as_deref(), quiet),
+        Cmd::Reproduce { studies, out, claims, json, quiet, timings } => commands::reproduce(studies, out, claims, json.as_deref(), quiet, timings),
         Cmd::Run(a) => commands::run(*a),
         Cmd::Merge { dirs, out } => commands::merge(&dirs, &out),
         Cmd::Bench { what: BenchWhat::Kernel { events, pending, json } } => commands::bench_kernel(events, pending, json.as_deref()),

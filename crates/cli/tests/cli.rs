@@ -88,9 +88,15 @@ fn reproduce_pcie_writes_everything_and_is_deterministic() {
 #[test]
 fn reproduce_sdp_records_replay_and_pvfs_figures_too() {
     let d = scratch("rep-sdp");
-    let o = run(&["reproduce", "--study", "sdp", "--out", d.to_str().unwrap(), "--quiet"]);
+    let o = run(&["reproduce", "--study", "sdp", "--out", d.to_str().unwrap(), "--quiet", "--timings"]);
     assert!(o.status.success(), "{}", text(&o));
     assert_every_figure_has_records_in_its_unit(&d);
+    // --timings: one line per figure and for the replays and PVFS, longest first.
+    let t = text(&o);
+    let lines: Vec<&str> = t.lines().skip_while(|l| !l.starts_with("wall time per figure")).skip(1).take_while(|l| l.starts_with("  ")).collect();
+    assert!(lines.iter().any(|l| l.contains("sdp/fig2a")) && lines.iter().any(|l| l.contains("pvfs")), "{t}");
+    let secs: Vec<f64> = lines.iter().map(|l| l.split_whitespace().next().unwrap().parse().unwrap()).collect();
+    assert!(secs.windows(2).all(|w| w[0] >= w[1]), "not longest first: {secs:?}");
     let jsonl = std::fs::read_to_string(d.join("results.jsonl")).unwrap();
     assert!(jsonl.contains("\"experiment\":\"sdp-fig8\"") && jsonl.contains("\"x_name\":\"io_servers\""), "PVFS records");
 }

@@ -42,6 +42,19 @@ pub struct ReproduceOutput {
     pub elapsed_s: f64,
     /// Studies that have no model yet (selected but skipped).
     pub not_modelled_studies: Vec<String>,
+    /// Wall time of each figure's run, longest first (they run at once, sharing the cores).
+    pub timings: Vec<FigureTiming>,
+}
+
+/// How long one figure (or the data-center replays, or PVFS) took to run in `reproduce`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FigureTiming {
+    /// `study/figure`, or `datacenter replays` / `pvfs`.
+    pub what: String,
+    /// Points simulated (0 where the runner does not count them).
+    pub points: usize,
+    /// Seconds from the figure's first point starting to its last ending, wall clock.
+    pub wall_s: f64,
 }
 
 /// Progress reporting hooks (the CLI draws a bar).
@@ -206,10 +219,24 @@ pub fn reproduce(opts: &ReproduceOptions, progress: &dyn Progress) -> Result<Rep
     // Every figure at once (and every point of each in parallel): rayon balances the load.
     progress.message(&format!("{} figures", plan.len()));
     // The data-center replays run beside them.
-    let (runs, (dc, pvfs)): (Vec<Result<Vec<_>, String>>, _) = rayon::join(
-        || plan.par_iter().map(|(_, _, exp)| run_experiment(exp, &tick)).collect(),
-        || (crate::datacenter::run(&selected), crate::pvfs::run(&selected)),
+    fn timed<R>(f: impl FnOnce() -> R) -> (R, f64) {
+        let t = Instant::now();
+        let r = f();
+        (r, t.elapsed().as_secs_f64())
+    }
+    let (runs, ((dc, dc_s), (pvfs, pvfs_s))): (Vec<(Result<Vec<_>, String>, f64)>, _) = rayon::join(
+        || plan.par_iter().map(|(_, _, exp)| timed(|| run_experiment(exp, &tick))).collect(),
+        || (timed(|| crate::datacenter::run(&selected)), timed(|| crate::pvfs::run(&selected))),
     );
+    let mut timings: Vec<FigureTiming> = plan
+        .iter()
+        .zip(&runs)
+        .map(|((si, fi, exp), (_, wall_s))| FigureTiming { what: format!("{}/{}", cat[*si].id, cat[*si].figures[*fi].id), points: point_count(exp), wall_s: *wall_s })
+        .collect();
+    timings.push(FigureTiming { what: "datacenter replays".into(), points: 0, wall_s: dc_s });
+    timings.push(FigureTiming { what: "pvfs".into(), points: 0, wall_s: pvfs_s });
+    timings.sort_by(|a, b| b.wall_s.total_cmp(&a.wall_s));
+    let runs = runs.into_iter().map(|(r, _)| r);
     let mut results: BTreeMap<&str, FigureResults> = BTreeMap::new();
     let mut records = Vec::new();
     for ((si, fi, _), series) in plan.iter().zip(runs) {
@@ -371,5 +398,6 @@ pub fn reproduce(opts: &ReproduceOptions, progress: &dyn Progress) -> Result<Rep
         events,
         elapsed_s,
         not_modelled_studies,
+        timings,
     })
 }
