@@ -12,6 +12,7 @@
 //! Layout, protocols and the trace schema: docs/datacenter.md.
 
 pub mod apptier;
+pub mod cookies;
 pub mod cpu;
 pub mod db;
 pub mod dbtier;
@@ -21,6 +22,7 @@ pub mod image;
 pub mod pages;
 pub mod populate;
 pub mod rbe;
+pub mod uri;
 pub mod serve;
 pub mod webtier;
 pub mod wire;
