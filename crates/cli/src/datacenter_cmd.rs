@@ -8,6 +8,7 @@ use interlab_datacenter::db::DbSpec;
 use interlab_datacenter::dbtier::{ensure_populated, PopulateRequest};
 use interlab_datacenter::http::Url;
 use interlab_datacenter::rbe::{self, DriveConfig};
+use interlab_datacenter::site::Site;
 use interlab_datacenter::serve::{self, ChildCommand, Inner, ServeOptions, TierSel};
 use interlab_datacenter::tpcw::{Mix, Scale};
 use interlab_datacenter::trace::{Kind, Tier, Trace, TraceWriter};
@@ -129,9 +130,20 @@ pub struct ServeArgs {
 
 #[derive(Args)]
 pub struct DriveArgs {
-    /// The bookstore: http://HOST:PORT/ (its web tier).
+    /// The site: http://HOST:PORT/PREFIX/ (page patterns of the site profile are relative
+    /// to PREFIX).
     #[arg(long, default_value = "http://127.0.0.1:8080/")]
     url: String,
+    /// Site profile: interlab (this bookstore), servlet (the TPCW_home_interaction ...
+    /// layout of the Java servlet kits) or a profile file (TOML; docs/datacenter.md).
+    #[arg(long, default_value = "interlab", value_name = "NAME|FILE")]
+    site: String,
+    /// The site's NUM_ITEMS (needed when the site has no scale endpoint and the profile no [scale]).
+    #[arg(long)]
+    items: Option<u64>,
+    /// The site's NUM_CUSTOMERS (likewise).
+    #[arg(long)]
+    customers: Option<u64>,
     /// Emulated browsers.
     #[arg(long, default_value_t = 10)]
     browsers: u32,
@@ -334,6 +346,17 @@ fn serve_cmd(a: ServeArgs) -> CmdResult {
     Ok(ExitCode::SUCCESS)
 }
 
+/// Bounds of --items / --customers.
+fn check_scale(items: Option<u64>, customers: Option<u64>) -> Result<(), String> {
+    if let Some(i) = items.filter(|i| !(5..=1_000_000_000).contains(i)) {
+        return Err(format!("--items {i}: expected 5 to 1000000000"));
+    }
+    if let Some(c) = customers.filter(|c| !(1..=10_000_000_000).contains(c)) {
+        return Err(format!("--customers {c}: expected 1 to 10000000000"));
+    }
+    Ok(())
+}
+
 fn drive_cmd(a: DriveArgs) -> CmdResult {
     let url = Url::parse(&a.url).map_err(|e| format!("--url: {e}"))?;
     let mix = Mix::parse(&a.mix).map_err(|e| format!("--mix: {e}"))?;
@@ -350,6 +373,8 @@ fn drive_cmd(a: DriveArgs) -> CmdResult {
     if a.image_connections == 0 || a.image_connections > 16 {
         return Err(format!("--image-connections {}: expected 1 to 16", a.image_connections).into());
     }
+    let site = std::sync::Arc::new(Site::load(&a.site).map_err(|e| format!("--site: {e}"))?);
+    check_scale(a.items, a.customers)?;
     let ramp_up = a.ramp_up.unwrap_or_else(|| DriveConfig::default_ramp_up(a.think_scale));
     let ramp_down = a.ramp_down.unwrap_or_else(|| DriveConfig::default_ramp_down(a.think_scale));
     let (wait, timeout) = (a.wait, a.timeout);
@@ -374,10 +399,14 @@ fn drive_cmd(a: DriveArgs) -> CmdResult {
         seed: a.seed,
         timeout,
         image_connections: a.image_connections,
-        items: None,
-        customers: None,
+        items: a.items,
+        customers: a.customers,
         trace,
         wait,
+        site,
+        probe: None,
+        trace_skip: 0,
+        max_interactions: None,
     };
     serve::install_stop_handlers();
     let tty = std::io::stderr().is_terminal();

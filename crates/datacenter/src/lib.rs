@@ -24,6 +24,7 @@ pub mod populate;
 pub mod rbe;
 pub mod uri;
 pub mod serve;
+pub mod site;
 pub mod webtier;
 pub mod wire;
 
