@@ -9,6 +9,7 @@ use interlab_datacenter::dbtier::{ensure_populated, PopulateRequest};
 use interlab_datacenter::http::Url;
 use interlab_datacenter::rbe::{self, DriveConfig};
 use interlab_datacenter::site::Site;
+use interlab_datacenter::strict::Sessions;
 use interlab_datacenter::serve::{self, ChildCommand, Inner, ServeOptions, TierSel};
 use interlab_datacenter::tpcw::{Mix, Scale};
 use interlab_datacenter::trace::{Kind, Tier, Trace, TraceWriter};
@@ -120,6 +121,14 @@ pub struct ServeArgs {
     /// --tier all: join the tiers by tcp (loopback) or unix sockets.
     #[arg(long, default_value = "tcp")]
     inner: String,
+    /// Web tier: serve the store as a strict servlet-style site (pages at
+    /// /tpcw/TPCW_home_interaction ..., relative links, GET forms, a session id required,
+    /// chunked pages, GIF and JPEG images, no /tpcw/info); drive it with --site servlet.
+    #[arg(long)]
+    strict: bool,
+    /// With --strict: the session travels as ;jsessionid= in URLs (url) or as a cookie.
+    #[arg(long, default_value = "url", value_name = "url|cookie")]
+    strict_sessions: String,
     /// Database tier: honour buy_confirm's fault argument (atomicity tests).
     #[arg(long, hide = true)]
     allow_fault_injection: bool,
@@ -337,6 +346,7 @@ fn serve_cmd(a: ServeArgs) -> CmdResult {
             n => n,
         },
         inner,
+        strict: if a.strict { Some(Sessions::parse(&a.strict_sessions).map_err(|e| format!("--strict-sessions: {e}"))?) } else { None },
         allow_faults: a.allow_fault_injection,
         quiet: a.quiet,
     };

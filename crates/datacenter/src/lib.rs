@@ -25,6 +25,7 @@ pub mod rbe;
 pub mod uri;
 pub mod serve;
 pub mod site;
+pub mod strict;
 pub mod webtier;
 pub mod wire;
 
