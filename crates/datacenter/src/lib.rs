@@ -21,6 +21,7 @@ pub mod http;
 pub mod image;
 pub mod pages;
 pub mod populate;
+pub mod profile;
 pub mod rbe;
 pub mod uri;
 pub mod serve;

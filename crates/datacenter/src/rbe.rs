@@ -387,7 +387,8 @@ pub fn drive(cfg: &DriveConfig, progress: &mut dyn FnMut(&Progress), interrupted
     let mut was_interrupted = false;
     loop {
         let now = shared.start.elapsed();
-        if now >= shared.end {
+        // The end of the run, or a browser reached --max-interactions.
+        if now >= shared.end || shared.stopped() {
             break;
         }
         if interrupted() {
@@ -418,6 +419,7 @@ pub fn drive(cfg: &DriveConfig, progress: &mut dyn FnMut(&Progress), interrupted
             left = next.saturating_sub(shared.start.elapsed());
         }
     }
+    let end = shared.start.elapsed().min(shared.end);
     shared.set_stop();
     let deadline = Instant::now() + cfg.timeout + Duration::from_secs(2);
     for h in handles {
@@ -431,7 +433,6 @@ pub fn drive(cfg: &DriveConfig, progress: &mut dyn FnMut(&Progress), interrupted
     if let Some(t) = &cfg.trace {
         t.flush();
     }
-    let end = if was_interrupted { shared.start.elapsed() } else { shared.end };
     Ok(report(cfg, db_ebs, items, customers, &shared, end, was_interrupted))
 }
 
