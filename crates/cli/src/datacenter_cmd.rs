@@ -412,8 +412,11 @@ fn serve_cmd(a: ServeArgs) -> CmdResult {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Bounds of --items / --customers.
-fn check_scale(items: Option<u64>, customers: Option<u64>) -> Result<(), String> {
+/// Bounds of --items / --customers, and a scale for a site without a scale endpoint.
+fn check_scale(site: &Site, items: Option<u64>, customers: Option<u64>) -> Result<(), String> {
+    if site.info.is_none() && site.scale.is_none() && (items.is_none() || customers.is_none()) {
+        return Err(format!("site profile {} has no scale endpoint and no [scale]: give --items and --customers (the site's NUM_ITEMS and NUM_CUSTOMERS)", site.name));
+    }
     if let Some(i) = items.filter(|i| !(5..=1_000_000_000).contains(i)) {
         return Err(format!("--items {i}: expected 5 to 1000000000"));
     }
@@ -440,7 +443,7 @@ fn drive_cmd(a: DriveArgs) -> CmdResult {
         return Err(format!("--image-connections {}: expected 1 to 16", a.image_connections).into());
     }
     let site = std::sync::Arc::new(Site::load(&a.site).map_err(|e| format!("--site: {e}"))?);
-    check_scale(a.items, a.customers)?;
+    check_scale(&site, a.items, a.customers)?;
     let ramp_up = a.ramp_up.unwrap_or_else(|| DriveConfig::default_ramp_up(a.think_scale));
     let ramp_down = a.ramp_down.unwrap_or_else(|| DriveConfig::default_ramp_down(a.think_scale));
     let (wait, timeout) = (a.wait, a.timeout);
@@ -523,7 +526,7 @@ fn profile_cmd(a: ProfileArgs) -> CmdResult {
     let url = Url::parse(&a.url).map_err(|e| format!("--url: {e}"))?;
     let mix = Mix::parse(&a.mix).map_err(|e| format!("--mix: {e}"))?;
     let site = std::sync::Arc::new(Site::load(&a.site).map_err(|e| format!("--site: {e}"))?);
-    check_scale(a.items, a.customers)?;
+    check_scale(&site, a.items, a.customers)?;
     if !(1..=10_000_000).contains(&a.interactions) || a.warmup > 10_000_000 {
         return Err(format!("--interactions {} / --warmup {}: expected 1 to 10000000 and 0 to 10000000", a.interactions, a.warmup).into());
     }

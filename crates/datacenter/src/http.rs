@@ -718,4 +718,55 @@ mod tests {
         assert_eq!(r.status, 400);
         t.join().unwrap();
     }
+
+    /// A one-shot raw server: answers each connection's first request with `reply`.
+    fn raw_server(replies: Vec<Vec<u8>>) -> String {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let at = l.local_addr().unwrap().to_string();
+        std::thread::spawn(move || {
+            for reply in replies {
+                let (mut c, _) = l.accept().unwrap();
+                let mut buf = [0u8; 4096];
+                let _ = c.read(&mut buf);
+                let _ = c.write_all(&reply);
+                if !reply.is_empty() {
+                    drop(c);
+                } else {
+                    std::thread::sleep(Duration::from_millis(1500));
+                }
+            }
+        });
+        at
+    }
+
+    #[test]
+    fn chunked_close_delimited_limits_and_deadline() {
+        let chunked = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n5;ext=1\r\nhello\r\n7\r\n, world\r\n0\r\nX-Trailer: 1\r\n\r\n".to_vec();
+        let close = b"HTTP/1.1 200 OK\r\nContent-Type: image/gif\r\n\r\nGIF89a...".to_vec();
+        let bad = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n".to_vec();
+        let gzip = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n".to_vec();
+        let at = raw_server(vec![chunked.clone(), close, bad, gzip, vec![]]);
+        let mut c = Client::new(&at, Duration::from_millis(500));
+        let (r, _) = c.request("GET", "/", &[], b"").unwrap();
+        assert_eq!(r.body, b"hello, world");
+        assert_eq!(r.bytes, chunked.len(), "bytes on the wire, chunk framing included");
+        let (r, _) = c.request("GET", "/", &[], b"").unwrap();
+        assert!(r.close && r.body == b"GIF89a...");
+        match c.request("GET", "/", &[], b"") {
+            Err(HttpError::Bad(_, m)) => assert!(m.contains("chunk size"), "{m}"),
+            other => panic!("{:?}", other.map(|r| r.0.status)),
+        }
+        match c.request("GET", "/", &[], b"") {
+            Err(HttpError::Bad(_, m)) => assert!(m.contains("chunked only"), "{m}"),
+            other => panic!("{:?}", other.map(|r| r.0.status)),
+        }
+        // A server that never answers: the exchange ends at its deadline.
+        let t0 = Instant::now();
+        assert!(matches!(c.request("POST", "/", &[], b"x"), Err(HttpError::Timeout)));
+        assert!(t0.elapsed() < Duration::from_millis(1400), "{:?}", t0.elapsed());
+        // The server side writes what the client reads.
+        let mut out = Vec::new();
+        write_response_framed(&mut out, 200, "text/html", &[], &[b'a'; 10_000], true, Framing::Chunked(4096)).unwrap();
+        assert!(String::from_utf8_lossy(&out).contains("Transfer-Encoding: chunked\r\n") && out.ends_with(b"0\r\n\r\n"));
+    }
 }
