@@ -509,3 +509,40 @@ fn profile_of_the_bookstore_writes_a_trace_that_replay_takes() {
     bs.stop();
     let _ = std::fs::remove_dir_all(&d);
 }
+
+#[test]
+fn a_truncated_page_is_reported_as_the_sites_defect_and_the_run_goes_on() {
+    // A site whose every page stops before </html> (as one servlet kit's Order Display does).
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let at = l.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for c in l.incoming().take(200) {
+            let Ok(mut c) = c else { continue };
+            std::thread::spawn(move || {
+                c.set_read_timeout(Some(Duration::from_secs(5))).ok();
+                let mut buf = [0u8; 8192];
+                while let Ok(n) = c.read(&mut buf) {
+                    if n == 0 {
+                        break;
+                    }
+                    let body = "<HTML><HEAD><TITLE>TPC-W Home Page</TITLE></HEAD><BODY><A HREF=\"TPCW_search_request_servlet\">search</A>";
+                    let r = format!("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\n\r\n{body}", body.len());
+                    if c.write_all(r.as_bytes()).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+    });
+    let d = tmpdir("truncated");
+    let json_out = d.join("r.json");
+    let o = drive(&format!("http://{at}/tpcw/"), &["--site", "servlet", "--items", "1000", "--customers", "2880", "--browsers", "1", "--duration", "1s", "--ramp-up", "0s", "--json", json_out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let r = json(&json_out);
+    let e = &r["errors"];
+    assert!(e["truncated"].as_u64().unwrap() >= 2, "the browser kept going: {e}");
+    assert_eq!(e["total"], e["truncated"], "{e}");
+    assert!(e["samples"][0].as_str().unwrap().contains("site defect"), "{e}");
+    assert!(String::from_utf8_lossy(&o.stdout).contains("truncated pages (site defect)"));
+    let _ = std::fs::remove_dir_all(&d);
+}
