@@ -8,6 +8,9 @@ use interlab_datacenter::db::DbSpec;
 use interlab_datacenter::dbtier::{ensure_populated, PopulateRequest};
 use interlab_datacenter::http::Url;
 use interlab_datacenter::rbe::{self, DriveConfig};
+use interlab_datacenter::site::Site;
+use interlab_datacenter::profile::{NetMethod, TierProbe, TierSpec};
+use interlab_datacenter::strict::Sessions;
 use interlab_datacenter::serve::{self, ChildCommand, Inner, ServeOptions, TierSel};
 use interlab_datacenter::tpcw::{Mix, Scale};
 use interlab_datacenter::trace::{Kind, Tier, Trace, TraceWriter};
@@ -29,6 +32,10 @@ pub enum DcCmd {
         /// The trace file written by `serve --trace` or `drive --trace`.
         file: PathBuf,
     },
+    /// Profile a deployment: one browser, no think time, one request at a time; per
+    /// interaction the CPU of each named tier and the app <-> database traffic, written
+    /// as a trace that `replay --trace` takes.
+    Profile(ProfileArgs),
     /// Replay a data center in the model: browsers, tiers, connection pools and protocols
     /// from a spec, work per interaction from a trace; prints WIPS and percentiles.
     Replay(ReplayArgs),
@@ -119,6 +126,14 @@ pub struct ServeArgs {
     /// --tier all: join the tiers by tcp (loopback) or unix sockets.
     #[arg(long, default_value = "tcp")]
     inner: String,
+    /// Web tier: serve the store as a strict servlet-style site (pages at
+    /// /tpcw/TPCW_home_interaction ..., relative links, GET forms, a session id required,
+    /// chunked pages, GIF and JPEG images, no /tpcw/info); drive it with --site servlet.
+    #[arg(long)]
+    strict: bool,
+    /// With --strict: the session travels as ;jsessionid= in URLs (url) or as a cookie.
+    #[arg(long, default_value = "url", value_name = "url|cookie")]
+    strict_sessions: String,
     /// Database tier: honour buy_confirm's fault argument (atomicity tests).
     #[arg(long, hide = true)]
     allow_fault_injection: bool,
@@ -129,9 +144,20 @@ pub struct ServeArgs {
 
 #[derive(Args)]
 pub struct DriveArgs {
-    /// The bookstore: http://HOST:PORT/ (its web tier).
+    /// The site: http://HOST:PORT/PREFIX/ (page patterns of the site profile are relative
+    /// to PREFIX).
     #[arg(long, default_value = "http://127.0.0.1:8080/")]
     url: String,
+    /// Site profile: interlab (this bookstore), servlet (the TPCW_home_interaction ...
+    /// layout of the Java servlet kits) or a profile file (TOML; docs/datacenter.md).
+    #[arg(long, default_value = "interlab", value_name = "NAME|FILE")]
+    site: String,
+    /// The site's NUM_ITEMS (needed when the site has no scale endpoint and the profile no [scale]).
+    #[arg(long)]
+    items: Option<u64>,
+    /// The site's NUM_CUSTOMERS (likewise).
+    #[arg(long)]
+    customers: Option<u64>,
     /// Emulated browsers.
     #[arg(long, default_value_t = 10)]
     browsers: u32,
@@ -177,6 +203,56 @@ pub struct DriveArgs {
 }
 
 #[derive(Args)]
+pub struct ProfileArgs {
+    /// The site: http://HOST:PORT/PREFIX/.
+    #[arg(long, default_value = "http://127.0.0.1:8080/")]
+    url: String,
+    /// Site profile: interlab, servlet or a profile file.
+    #[arg(long, default_value = "interlab", value_name = "NAME|FILE")]
+    site: String,
+    /// The site's NUM_ITEMS (when it has no scale endpoint).
+    #[arg(long)]
+    items: Option<u64>,
+    /// The site's NUM_CUSTOMERS (likewise).
+    #[arg(long)]
+    customers: Option<u64>,
+    /// A tier to measure: web|app|db=PID (all its threads) or =CGROUP_DIR; repeat.
+    #[arg(long = "tier", value_name = "NAME=PID|CGROUP", required = true)]
+    tiers: Vec<String>,
+    /// The database's TCP port: the app tier's connections to it give the app <-> db
+    /// bytes and messages.
+    #[arg(long, value_name = "N")]
+    db_port: Option<u16>,
+    /// browsing | shopping | ordering.
+    #[arg(long, default_value = "browsing")]
+    mix: String,
+    /// Interactions measured (written to the trace).
+    #[arg(long, default_value_t = 600)]
+    interactions: u64,
+    /// Interactions first run and discarded (a JIT needs thousands).
+    #[arg(long, default_value_t = 1500)]
+    warmup: u64,
+    /// The trace to write (JSON Lines, schema v1).
+    #[arg(long, value_name = "FILE")]
+    out: PathBuf,
+    /// Give up after this long whatever the count.
+    #[arg(long, default_value = "30m", value_name = "DURATION", value_parser = conv::positive_duration)]
+    max_duration: Duration,
+    /// Timeout of each request.
+    #[arg(long, default_value = "30s", value_name = "DURATION", value_parser = conv::positive_duration)]
+    timeout: Duration,
+    /// Parallel image connections.
+    #[arg(long, default_value_t = 4)]
+    image_connections: usize,
+    /// Seed of the browser's choices.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// No progress line.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+#[derive(Args)]
 pub struct PopulateArgs {
     #[command(flatten)]
     db: DbArgs,
@@ -197,6 +273,7 @@ pub fn run(cmd: DcCmd) -> CmdResult {
         }
         DcCmd::Trace { file } => trace_cmd(&file),
         DcCmd::Replay(a) => replay_cmd(a),
+        DcCmd::Profile(a) => profile_cmd(a),
     }
 }
 
@@ -335,6 +412,7 @@ fn serve_cmd(a: ServeArgs) -> CmdResult {
             n => n,
         },
         inner,
+        strict: if a.strict { Some(Sessions::parse(&a.strict_sessions).map_err(|e| format!("--strict-sessions: {e}"))?) } else { None },
         allow_faults: a.allow_fault_injection,
         quiet: a.quiet,
     };
@@ -342,6 +420,20 @@ fn serve_cmd(a: ServeArgs) -> CmdResult {
     let child = ChildCommand { exe, prefix: vec!["datacenter".into(), "serve".into()] };
     serve::run(&opts, &child)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Bounds of --items / --customers, and a scale for a site without a scale endpoint.
+fn check_scale(site: &Site, items: Option<u64>, customers: Option<u64>) -> Result<(), String> {
+    if site.info.is_none() && site.scale.is_none() && (items.is_none() || customers.is_none()) {
+        return Err(format!("site profile {} has no scale endpoint and no [scale]: give --items and --customers (the site's NUM_ITEMS and NUM_CUSTOMERS)", site.name));
+    }
+    if let Some(i) = items.filter(|i| !(5..=1_000_000_000).contains(i)) {
+        return Err(format!("--items {i}: expected 5 to 1000000000"));
+    }
+    if let Some(c) = customers.filter(|c| !(1..=10_000_000_000).contains(c)) {
+        return Err(format!("--customers {c}: expected 1 to 10000000000"));
+    }
+    Ok(())
 }
 
 fn drive_cmd(a: DriveArgs) -> CmdResult {
@@ -360,6 +452,8 @@ fn drive_cmd(a: DriveArgs) -> CmdResult {
     if a.image_connections == 0 || a.image_connections > 16 {
         return Err(format!("--image-connections {}: expected 1 to 16", a.image_connections).into());
     }
+    let site = std::sync::Arc::new(Site::load(&a.site).map_err(|e| format!("--site: {e}"))?);
+    check_scale(&site, a.items, a.customers)?;
     let ramp_up = a.ramp_up.unwrap_or_else(|| DriveConfig::default_ramp_up(a.think_scale));
     let ramp_down = a.ramp_down.unwrap_or_else(|| DriveConfig::default_ramp_down(a.think_scale));
     let (wait, timeout) = (a.wait, a.timeout);
@@ -384,10 +478,14 @@ fn drive_cmd(a: DriveArgs) -> CmdResult {
         seed: a.seed,
         timeout,
         image_connections: a.image_connections,
-        items: None,
-        customers: None,
+        items: a.items,
+        customers: a.customers,
         trace,
         wait,
+        site,
+        probe: None,
+        trace_skip: 0,
+        max_interactions: None,
     };
     serve::install_stop_handlers();
     let tty = std::io::stderr().is_terminal();
@@ -429,6 +527,79 @@ fn drive_cmd(a: DriveArgs) -> CmdResult {
     }
     if report.errors.total > 0 {
         eprintln!("interlab datacenter drive: {} errors (see above)", report.errors.total);
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn profile_cmd(a: ProfileArgs) -> CmdResult {
+    let url = Url::parse(&a.url).map_err(|e| format!("--url: {e}"))?;
+    let mix = Mix::parse(&a.mix).map_err(|e| format!("--mix: {e}"))?;
+    let site = std::sync::Arc::new(Site::load(&a.site).map_err(|e| format!("--site: {e}"))?);
+    check_scale(&site, a.items, a.customers)?;
+    if !(1..=10_000_000).contains(&a.interactions) || a.warmup > 10_000_000 {
+        return Err(format!("--interactions {} / --warmup {}: expected 1 to 10000000 and 0 to 10000000", a.interactions, a.warmup).into());
+    }
+    if a.image_connections == 0 || a.image_connections > 16 {
+        return Err(format!("--image-connections {}: expected 1 to 16", a.image_connections).into());
+    }
+    let specs = a.tiers.iter().map(|t| TierSpec::parse(t)).collect::<Result<Vec<_>, _>>()?;
+    let probe = TierProbe::new(specs, a.db_port)?;
+    if !a.quiet {
+        let how = match probe.net {
+            NetMethod::Ss => "app <-> db traffic from ss (tcp_info of the app's connections to the database port)",
+            NetMethod::ProcIo => "app <-> db traffic from /proc/PID/io (ss unavailable: every read/write of the app counts)",
+            NetMethod::None => "no --db-port: no app <-> db traffic",
+        };
+        eprintln!("interlab datacenter profile: {} warm-up + {} measured interactions, one browser, no think time; {how}", a.warmup, a.interactions);
+    }
+    let trace = TraceWriter::create(&a.out)?;
+    let cfg = DriveConfig {
+        url,
+        browsers: 1,
+        mix,
+        ramp_up: Duration::ZERO,
+        duration: a.max_duration,
+        ramp_down: Duration::ZERO,
+        think_scale: 0.0,
+        session_scale: 1.0,
+        seed: a.seed,
+        timeout: a.timeout,
+        image_connections: a.image_connections,
+        items: a.items,
+        customers: a.customers,
+        trace: Some(trace),
+        wait: Duration::ZERO,
+        site,
+        probe: Some(std::sync::Arc::new(probe)),
+        trace_skip: a.warmup,
+        max_interactions: Some(a.warmup + a.interactions),
+    };
+    serve::install_stop_handlers();
+    let quiet = a.quiet;
+    let mut last = std::time::Instant::now();
+    let mut progress = |p: &rbe::Progress| {
+        if !quiet && last.elapsed().as_secs() >= 10 {
+            eprintln!("[{:>5.0}s] {} interactions, errors {}", p.elapsed.as_secs_f64(), p.done, p.errors);
+            last = std::time::Instant::now();
+        }
+    };
+    let report = rbe::drive(&cfg, &mut progress, &serve::stop_requested).map_err(Fail::Run)?;
+    if !quiet {
+        eprintln!(
+            "interlab datacenter profile: {} interactions ({} measured), {} errors, {} images; trace {}",
+            report.interactions_total,
+            report.interactions_total.saturating_sub(a.warmup),
+            report.errors.total,
+            report.images,
+            a.out.display()
+        );
+        for e in report.errors.samples.iter().take(5) {
+            eprintln!("  {e}");
+        }
+    }
+    trace_cmd(&a.out)?;
+    if report.errors.total > 0 {
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)

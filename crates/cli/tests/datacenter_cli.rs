@@ -36,6 +36,8 @@ struct Bookstore {
     child: Child,
     url: String,
     pids: Vec<u32>,
+    /// The banner line.
+    line: String,
 }
 
 impl Bookstore {
@@ -66,7 +68,7 @@ impl Bookstore {
         assert!(url.starts_with("http://127.0.0.1:"), "{line}");
         let pids: Vec<u32> = line.split("pid ").skip(1).filter_map(|s| s.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok()).collect();
         assert_eq!(pids.len(), 3, "{line}");
-        Bookstore { child, url, pids }
+        Bookstore { child, url, pids, line }
     }
 
     /// SIGTERM; the command and its three tiers must be gone within 5 s, exit status 0.
@@ -390,5 +392,157 @@ fn chromium_renders_home_and_product_pages() {
         }
     });
     bs.stop();
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// A raw GET (or another method): status, head, body as sent (chunked bodies undecoded).
+fn http_raw(url: &str, method: &str, path: &str, extra: &str) -> (u16, String, Vec<u8>) {
+    let authority = url.trim_start_matches("http://").split('/').next().unwrap().to_string();
+    let mut s = std::net::TcpStream::connect(&authority).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    write!(s, "{method} {path} HTTP/1.1\r\nHost: {authority}\r\n{extra}Connection: close\r\n\r\n").unwrap();
+    let mut buf = Vec::new();
+    s.read_to_end(&mut buf).unwrap();
+    let split = buf.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+    let head = String::from_utf8_lossy(&buf[..split]).to_string();
+    let status = head.split_whitespace().nth(1).unwrap().parse().unwrap();
+    (status, head, buf[split + 4..].to_vec())
+}
+
+#[test]
+fn strict_servlet_site_is_driven_with_zero_errors_by_url_and_by_cookie_sessions() {
+    for (sessions, mix) in [("url", "shopping"), ("cookie", "ordering")] {
+        let d = tmpdir(&format!("strict-{sessions}"));
+        let db = d.join("b.sqlite");
+        let bs = Bookstore::start(&["--db", db.to_str().unwrap()], &["--strict", "--strict-sessions", sessions]);
+        // What makes it strict, seen on the wire.
+        assert_eq!(http_raw(&bs.url, "GET", "/tpcw/info", "").0, 404);
+        let (st, head, body) = http_raw(&bs.url, "GET", "/tpcw/TPCW_home_interaction?C_ID=5", "");
+        assert_eq!(st, 200, "{head}");
+        assert!(head.contains("Transfer-Encoding: chunked"), "{head}");
+        let page = String::from_utf8_lossy(&body);
+        assert!(page.contains("href=\"TPCW_search_request_servlet") && page.contains("src=\"../tpcw/Images/logo.gif\""), "relative links and GIF images");
+        assert_eq!(page.contains(";jsessionid="), sessions == "url");
+        assert_eq!(head.contains("Set-Cookie: JSESSIONID="), sessions == "cookie", "{head}");
+        assert_eq!(http_raw(&bs.url, "GET", "/tpcw/TPCW_product_detail_servlet?I_ID=7", "").0, 400, "a session is required");
+        assert_eq!(http_raw(&bs.url, "POST", "/tpcw/TPCW_home_interaction", "Content-Length: 0\r\n").0, 405);
+        let (st, head, body) = http_raw(&bs.url, "GET", "/tpcw/Images/item/7.jpg", "");
+        assert!(st == 200 && head.contains("image/jpeg") && !head.to_ascii_lowercase().contains("content-length") && body.starts_with(&[0xff, 0xd8]), "{head}");
+        assert_eq!(body.len(), 5 * 1024, "item 7's TPC-W image size, close-delimited");
+        let (st, head, body) = http_raw(&bs.url, "GET", "/tpcw/Images/thumb/7.gif", "");
+        assert!(st == 200 && head.contains("image/gif") && body.starts_with(b"GIF89a"), "{head}");
+        // The interlab profile cannot drive it (no /tpcw/info), the servlet one needs the scale.
+        let o = drive(&format!("{}tpcw/", bs.url), &["--browsers", "1", "--duration", "1s"]);
+        assert!(o.status.code() == Some(1) && text(&o).contains("does not look like an interlab bookstore"), "{}", text(&o));
+        let o = drive(&format!("{}tpcw/", bs.url), &["--site", "servlet", "--duration", "1s"]);
+        assert!(o.status.code() == Some(2) && text(&o).contains("--items and --customers"), "{}", text(&o));
+        // Driven through its own links, forms, sessions, chunked pages and GIF/JPEG images.
+        let json_out = d.join("r.json");
+        let o = drive(
+            &format!("{}tpcw", bs.url),
+            &["--site", "servlet", "--items", "1000", "--customers", "2880", "--browsers", "4", "--duration", "4s", "--ramp-up", "1s", "--mix", mix, "--json", json_out.to_str().unwrap()],
+        );
+        assert!(o.status.success(), "{sessions}: {}", text(&o));
+        let r = json(&json_out);
+        check_report(&r, mix);
+        assert!(r["url"].as_str().unwrap().ends_with("/tpcw/"), "the prefix is kept: {}", r["url"]);
+        assert!(r["images"].as_u64().unwrap() > 50 && r["sessions"].as_u64().unwrap() >= 4, "{r}");
+        let busy: u64 = r["per_interaction"].as_array().unwrap().iter().filter(|p| p["count"].as_u64().unwrap() > 0).count() as u64;
+        assert!(busy >= 8, "most interactions reached: {r}");
+        bs.stop();
+        let _ = std::fs::remove_dir_all(&d);
+    }
+}
+
+#[test]
+fn profile_of_the_bookstore_writes_a_trace_that_replay_takes() {
+    let d = tmpdir("profile");
+    let db = d.join("b.sqlite");
+    let bs = Bookstore::start(&["--db", db.to_str().unwrap()], &[]);
+    let (web, app, dbp) = (bs.pids[0], bs.pids[1], bs.pids[2]);
+    let db_port = bs.line.split("db pid ").nth(1).and_then(|s| s.split(" on ").nth(1)).and_then(|s| s.split(')').next()).and_then(|a| a.rsplit(':').next()).unwrap().to_string();
+    let out = d.join("profile.jsonl");
+    let o = bin()
+        .args(["datacenter", "profile", "--url", &bs.url, "--mix", "shopping", "--warmup", "20", "--interactions", "80", "--db-port", &db_port, "--quiet"])
+        .args(["--tier", &format!("web={web}"), "--tier", &format!("app={app}"), "--tier", &format!("db={dbp}"), "--out", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("80 records"), "{}", text(&o));
+    let recs = jsonl(&out);
+    assert_eq!(recs.len(), 80, "warm-up discarded");
+    let (mut app_cpu, mut db_cpu, mut with_db_msgs) = (0u64, 0u64, 0);
+    for r in &recs {
+        assert_eq!(r["source"], "drive");
+        assert!(r["error"].is_null(), "{r}");
+        assert!(r["seq"].as_u64().unwrap() > 20, "{r}");
+        let tiers: Vec<&str> = r["tiers"].as_array().unwrap().iter().map(|t| t["tier"].as_str().unwrap()).collect();
+        assert_eq!(tiers, ["browser", "web", "app", "db"], "{r}");
+        app_cpu += r["tiers"][2]["cpu_ns"].as_u64().unwrap();
+        db_cpu += r["tiers"][3]["cpu_ns"].as_u64().unwrap();
+        let m = &r["tiers"][2]["to_next"];
+        if m["messages"].as_u64().unwrap() > 0 {
+            with_db_msgs += 1;
+            assert_eq!(m["sizes"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).sum::<u64>(), m["bytes"].as_u64().unwrap());
+        }
+    }
+    assert!(app_cpu > 80 * 10_000 && db_cpu > 80 * 10_000, "tiers' CPU measured: app {app_cpu} ns, db {db_cpu} ns");
+    // Every interaction but Order Inquiry queries the database.
+    assert!(with_db_msgs >= 60, "{with_db_msgs} of 80 with app -> db messages");
+    let o = bin().args(["datacenter", "trace", out.to_str().unwrap()]).output().unwrap();
+    assert!(o.status.success() && String::from_utf8_lossy(&o.stdout).contains("app"), "{}", text(&o));
+    let spec = d.join("dc.toml");
+    std::fs::write(&spec, "[datacenter]\nthink_scale = 0.1\nwarmup_s = 0.2\nmeasure_s = 0.5\nbrowsers = [20]\n").unwrap();
+    let o = bin().args(["datacenter", "replay", "--spec", spec.to_str().unwrap(), "--trace", out.to_str().unwrap()]).output().unwrap();
+    assert!(o.status.success() && String::from_utf8_lossy(&o.stdout).contains("WIPS"), "{}", text(&o));
+    // Bad tiers are clear errors.
+    for (args, want) in [
+        (vec!["--tier", "app=0"], "PID 0"),
+        (vec!["--tier", "cache=1"], "not web, app or db"),
+        (vec!["--tier", "db=/nonexistent"], "neither a PID nor a cgroup"),
+        (vec!["--tier", &format!("db={dbp}"), "--db-port", "5"], "give --tier app="),
+    ] {
+        let o = bin().args(["datacenter", "profile", "--url", &bs.url, "--out", d.join("x.jsonl").to_str().unwrap()]).args(&args).output().unwrap();
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o));
+        assert!(text(&o).contains(want), "{args:?}: {}", text(&o));
+    }
+    bs.stop();
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn a_truncated_page_is_reported_as_the_sites_defect_and_the_run_goes_on() {
+    // A site whose every page stops before </html> (as one servlet kit's Order Display does).
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let at = l.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for c in l.incoming().take(200) {
+            let Ok(mut c) = c else { continue };
+            std::thread::spawn(move || {
+                c.set_read_timeout(Some(Duration::from_secs(5))).ok();
+                let mut buf = [0u8; 8192];
+                while let Ok(n) = c.read(&mut buf) {
+                    if n == 0 {
+                        break;
+                    }
+                    let body = "<HTML><HEAD><TITLE>TPC-W Home Page</TITLE></HEAD><BODY><A HREF=\"TPCW_search_request_servlet\">search</A>";
+                    let r = format!("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\n\r\n{body}", body.len());
+                    if c.write_all(r.as_bytes()).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+    });
+    let d = tmpdir("truncated");
+    let json_out = d.join("r.json");
+    let o = drive(&format!("http://{at}/tpcw/"), &["--site", "servlet", "--items", "1000", "--customers", "2880", "--browsers", "1", "--duration", "1s", "--ramp-up", "0s", "--json", json_out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let r = json(&json_out);
+    let e = &r["errors"];
+    assert!(e["truncated"].as_u64().unwrap() >= 2, "the browser kept going: {e}");
+    assert_eq!(e["total"], e["truncated"], "{e}");
+    assert!(e["samples"][0].as_str().unwrap().contains("site defect"), "{e}");
+    assert!(String::from_utf8_lossy(&o.stdout).contains("truncated pages (site defect)"));
     let _ = std::fs::remove_dir_all(&d);
 }

@@ -155,10 +155,14 @@ fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
     era * 146_097 + doe - 719_468
 }
 
-/// "YYYY-MM" to Unix seconds of the last day of that month.
+/// "YYYY-MM" (this store's form) or "MM/DD/YYYY" (the servlet kits' forms) to Unix
+/// seconds of the last day of that month.
 fn expiry(s: &str) -> Option<i64> {
-    let (y, m) = s.split_once('-')?;
-    let (y, m) = (y.parse::<i64>().ok()?, m.parse::<i64>().ok()?);
+    let (y, m) = match s.split('/').collect::<Vec<_>>()[..] {
+        [m, _d, y] => (y, m),
+        _ => s.split_once('-')?,
+    };
+    let (y, m) = (y.trim().parse::<i64>().ok()?, m.trim().parse::<i64>().ok()?);
     if !(1970..=2200).contains(&y) || !(1..=12).contains(&m) {
         return None;
     }
@@ -166,9 +170,15 @@ fn expiry(s: &str) -> Option<i64> {
     Some((days_from_civil(ny, nm, 1) - 1) * 86_400)
 }
 
+/// "YYYY-MM-DD" or "MM/DD/YYYY" to Unix seconds (0 when neither).
 fn date(s: &str) -> i64 {
-    let mut it = s.split('-').map(|x| x.parse::<i64>().ok());
-    match (it.next().flatten(), it.next().flatten(), it.next().flatten()) {
+    let parts: Vec<Option<i64>> = s.split(['-', '/']).map(|x| x.trim().parse::<i64>().ok()).collect();
+    let ymd = match (s.contains('/'), parts.as_slice()) {
+        (true, [m, d, y]) => (*y, *m, *d),
+        (false, [y, m, d]) => (*y, *m, *d),
+        _ => (None, None, None),
+    };
+    match ymd {
         (Some(y), Some(m), Some(d)) if (1..=12).contains(&m) && (1..=31).contains(&d) => days_from_civil(y, m, d) * 86_400,
         _ => 0,
     }
@@ -437,5 +447,9 @@ mod tests {
         assert!(expiry("2027-13").is_none() && expiry("x").is_none() && expiry("2027").is_none());
         assert_eq!(pages::ymd(date("1999-07-04")), "1999-07-04");
         assert_eq!(date("garbage"), 0);
+        assert_eq!(pages::ymd(expiry("02/14/2027").unwrap()), "2027-02-28");
+        assert!(expiry("13/01/2027").is_none() && expiry("1/2").is_none());
+        assert_eq!(pages::ymd(date("07/04/1999")), "1999-07-04");
+        assert_eq!(date("07/04"), 0);
     }
 }

@@ -1,6 +1,11 @@
 //! What the browser emulator needs from a page: links, embedded images, forms with their
-//! fields, the interaction marker (`<meta name="tpcw-interaction" content="HOME">`) and
-//! whether the document is complete. A tolerant tag scanner, not a full HTML parser.
+//! fields and the choices of their radio groups and selects, `<base href>`, the
+//! interlab interaction marker (`<meta name="tpcw-interaction" content="HOME">`) and
+//! whether the document is complete. A tolerant tag scanner, not a full HTML parser;
+//! bounded: at most [`MAX_ITEMS`] links, images, forms and fields each.
+
+/// Links, images, forms, fields per form and choices per field kept at most.
+pub const MAX_ITEMS: usize = 10_000;
 
 /// A form and its fields (inputs, selects, textareas) in document order.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -8,13 +13,34 @@ pub struct Form {
     pub action: String,
     /// Lower case; "get" when absent.
     pub method: String,
-    /// (name, value): an input's value, a select's selected (or first) option.
+    /// (name, value): an input's value, a select's selected (or first) option, a checked
+    /// radio button or checkbox.
     pub fields: Vec<(String, String)>,
+    /// The values offered by each radio group and select, in document order.
+    pub choices: Vec<(String, Vec<String>)>,
 }
 
 impl Form {
     pub fn field(&self, name: &str) -> Option<&str> {
         self.fields.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+    }
+    /// Whether the form has a control named `name` (a field or a choice).
+    pub fn has(&self, name: &str) -> bool {
+        self.field(name).is_some() || self.choices.iter().any(|(k, _)| k == name)
+    }
+    /// The values a radio group or select offers.
+    pub fn options(&self, name: &str) -> &[String] {
+        self.choices.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_slice()).unwrap_or(&[])
+    }
+    fn choice(&mut self, name: &str, value: &str) {
+        match self.choices.iter_mut().find(|(k, _)| k == name) {
+            Some((_, v)) => {
+                if v.len() < MAX_ITEMS && !v.iter().any(|x| x == value) {
+                    v.push(value.to_string());
+                }
+            }
+            None => self.choices.push((name.to_string(), vec![value.to_string()])),
+        }
     }
 }
 
@@ -28,6 +54,8 @@ pub struct Page {
     pub forms: Vec<Form>,
     /// Content of `<meta name="tpcw-interaction">`.
     pub interaction: Option<String>,
+    /// `<base href>`, if the page has one.
+    pub base: Option<String>,
     /// The document has `<!DOCTYPE html>` (or `<html`) and ends with `</html>`.
     pub complete: bool,
 }
@@ -161,14 +189,23 @@ pub fn scan(html: &str) -> Page {
         let name = if name.is_empty() && tag.starts_with('/') { format!("/{}", tag[1..].trim().to_ascii_lowercase()) } else { name };
         let a = || attrs(&tag[name_end.min(tag.len())..]);
         match name.as_str() {
-            "a" => {
+            "a" | "area" => {
                 if let Some(h) = get(&a(), "href") {
-                    p.links.push(h.to_string());
+                    if p.links.len() < MAX_ITEMS {
+                        p.links.push(h.to_string());
+                    }
                 }
             }
             "img" => {
                 if let Some(s) = get(&a(), "src") {
-                    p.images.push(s.to_string());
+                    if p.images.len() < MAX_ITEMS {
+                        p.images.push(s.to_string());
+                    }
+                }
+            }
+            "base" => {
+                if p.base.is_none() {
+                    p.base = get(&a(), "href").map(str::to_string);
                 }
             }
             "meta" => {
@@ -179,13 +216,16 @@ pub fn scan(html: &str) -> Page {
             }
             "form" => {
                 if let Some(f) = form.take() {
-                    p.forms.push(f);
+                    if p.forms.len() < MAX_ITEMS {
+                        p.forms.push(f);
+                    }
                 }
                 let at = a();
                 form = Some(Form {
                     action: get(&at, "action").unwrap_or("").to_string(),
-                    method: get(&at, "method").unwrap_or("get").to_ascii_lowercase(),
+                    method: get(&at, "method").unwrap_or("get").trim().to_ascii_lowercase(),
                     fields: Vec::new(),
+                    choices: Vec::new(),
                 });
             }
             "/form" => {
@@ -198,7 +238,12 @@ pub fn scan(html: &str) -> Page {
                 if let (Some(f), Some(n)) = (form.as_mut(), get(&at, "name")) {
                     let t = get(&at, "type").unwrap_or("text").to_ascii_lowercase();
                     let checked = at.iter().any(|(k, _)| k == "checked");
-                    if (t == "radio" || t == "checkbox") && !checked {
+                    if t == "radio" {
+                        f.choice(n, get(&at, "value").unwrap_or("on"));
+                    }
+                    if f.fields.len() >= MAX_ITEMS {
+                        // Bounded.
+                    } else if (t == "radio" || t == "checkbox") && !checked {
                         // Unchecked choices are not submitted.
                     } else if t != "submit" && t != "image" && t != "button" && t != "reset" {
                         f.fields.push((n.to_string(), get(&at, "value").unwrap_or("").to_string()));
@@ -213,11 +258,14 @@ pub fn scan(html: &str) -> Page {
             }
             "select" => select = get(&a(), "name").map(|n| (n.to_string(), None, None)),
             "option" => {
-                if let Some((_, first, sel)) = select.as_mut() {
+                if let Some((name, first, sel)) = select.as_mut() {
                     let at = a();
                     let v = get(&at, "value").map(|s| s.to_string()).unwrap_or_else(|| rest.split('<').next().unwrap_or("").trim().to_string());
                     if first.is_none() {
                         *first = Some(v.clone());
+                    }
+                    if let Some(f) = form.as_mut() {
+                        f.choice(name, &v);
                     }
                     if at.iter().any(|(k, _)| k == "selected") {
                         *sel = Some(v);
@@ -226,7 +274,9 @@ pub fn scan(html: &str) -> Page {
             }
             "/select" => {
                 if let (Some((n, first, sel)), Some(f)) = (select.take(), form.as_mut()) {
-                    f.fields.push((n, sel.or(first).unwrap_or_default()));
+                    if f.fields.len() < MAX_ITEMS {
+                        f.fields.push((n, sel.or(first).unwrap_or_default()));
+                    }
                 }
             }
             "script" | "style" => {
@@ -270,6 +320,9 @@ mod tests {
         assert_eq!(f.field("search_type"), Some("title"));
         assert_eq!(f.field("search_string"), Some(""));
         assert_eq!(f.field("r"), Some("2"));
+        assert_eq!(f.options("r"), ["1", "2"]);
+        assert_eq!(f.options("search_type"), ["author", "title"]);
+        assert!(f.has("search_string") && !f.has("nothing"));
         assert_eq!(f.field("t"), Some("a < b"));
     }
 

@@ -1,7 +1,8 @@
 //! A small HTTP/1.1 implementation over std sockets, enough for the bookstore and its
 //! browser emulator: persistent connections, Content-Length bodies (requests and
-//! responses), GET/POST with URL-encoded forms. Anything else gets a clear 4xx/5xx or
-//! error, never a panic.
+//! responses), chunked and close-delimited response bodies (RFC 9112 6.3, 7.1),
+//! GET/POST with URL-encoded forms. Every size is bounded and every client wait has a
+//! deadline. Anything else gets a clear 4xx/5xx or error, never a panic.
 
 use crate::wire::{Addr, Conn};
 use std::io::{self, Read, Write};
@@ -14,6 +15,8 @@ pub const MAX_HEAD_BYTES: usize = 16 * 1024;
 pub const MAX_REQUEST_BODY: usize = 1 << 20;
 /// Largest response body the client accepts, bytes.
 pub const MAX_RESPONSE_BODY: usize = 64 << 20;
+/// Longest chunk-size line (size, extensions, CRLF) of a chunked body, bytes.
+pub const MAX_CHUNK_LINE: usize = 1024;
 
 /// Why a message could not be read.
 #[derive(Debug)]
@@ -148,6 +151,71 @@ impl HttpStream {
         Ok(b)
     }
 
+    /// Reads one CRLF-terminated line of at most `limit` bytes (CRLF included); returns it
+    /// without the CRLF.
+    fn read_line(&mut self, limit: usize, what: &str) -> Result<Vec<u8>, HttpError> {
+        let mut from = 0usize;
+        loop {
+            let avail = &self.buf[self.pos..];
+            let lim = avail.len().min(limit);
+            if let Some(i) = find(&avail[from.min(lim)..lim], b"\r\n").map(|i| i + from.min(lim)) {
+                let line = avail[..i].to_vec();
+                self.pos += i + 2;
+                return Ok(line);
+            }
+            if avail.len() >= limit {
+                return Err(HttpError::Bad(502, format!("{what} longer than {limit} bytes")));
+            }
+            from = lim.saturating_sub(1);
+            if self.fill()? == 0 {
+                return Err(HttpError::Io(io::Error::new(io::ErrorKind::UnexpectedEof, format!("connection closed inside a {what}"))));
+            }
+        }
+    }
+
+    /// Reads a chunked body (RFC 9112 7.1): chunks of at most `limit` bytes in all, chunk
+    /// extensions ignored, trailer fields read and dropped (at most [`MAX_HEAD_BYTES`]).
+    /// Returns the body and the bytes it took on the wire.
+    pub fn read_chunked(&mut self, limit: usize) -> Result<(Vec<u8>, usize), HttpError> {
+        let mut body = Vec::new();
+        let mut wire = 0usize;
+        loop {
+            let line = self.read_line(MAX_CHUNK_LINE, "chunk-size line")?;
+            wire += line.len() + 2;
+            let text = String::from_utf8_lossy(&line);
+            let hex = text.split(';').next().unwrap_or("").trim();
+            if hex.is_empty() || hex.len() > 15 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return Err(HttpError::Bad(502, format!("bad chunk size '{:.20}'", text)));
+            }
+            let n = usize::from_str_radix(hex, 16).map_err(|_| HttpError::Bad(502, format!("bad chunk size '{hex:.20}'")))?;
+            if n == 0 {
+                // Trailer section: field lines until an empty line.
+                let mut trailer = 0usize;
+                loop {
+                    let l = self.read_line(MAX_HEAD_BYTES, "trailer line")?;
+                    wire += l.len() + 2;
+                    trailer += l.len() + 2;
+                    if l.is_empty() {
+                        return Ok((body, wire));
+                    }
+                    if trailer > MAX_HEAD_BYTES {
+                        return Err(HttpError::Bad(502, format!("trailer longer than {MAX_HEAD_BYTES} bytes")));
+                    }
+                }
+            }
+            if body.len().saturating_add(n) > limit {
+                return Err(HttpError::Bad(502, format!("chunked response body over the {limit}-byte limit")));
+            }
+            let data = self.read_body(n)?;
+            body.extend_from_slice(&data);
+            let crlf = self.read_body(2)?;
+            if crlf != b"\r\n" {
+                return Err(HttpError::Bad(502, "chunk data not followed by CRLF".into()));
+            }
+            wire += n + 2;
+        }
+    }
+
     /// Reads until the peer closes (responses without a length).
     pub fn read_to_close(&mut self, limit: usize) -> Result<Vec<u8>, HttpError> {
         while self.fill()? > 0 {
@@ -278,22 +346,48 @@ pub fn reason(status: u16) -> &'static str {
 
 /// Writes a response in one write; returns bytes put on the wire.
 pub fn write_response<W: Write>(w: &mut W, status: u16, content_type: &str, extra: &[(&str, String)], body: &[u8], keep_alive: bool) -> io::Result<usize> {
-    let mut head = format!(
-        "HTTP/1.1 {status} {}\r\nServer: interlab-datacenter\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: {}\r\n",
-        reason(status),
-        body.len(),
-        if keep_alive { "keep-alive" } else { "close" }
-    );
+    write_response_framed(w, status, content_type, extra, body, keep_alive, Framing::Length)
+}
+
+/// How a response body is delimited on the wire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Framing {
+    /// `Content-Length`.
+    Length,
+    /// `Transfer-Encoding: chunked`, in chunks of at most this many bytes.
+    Chunked(usize),
+    /// No length: the body ends when the server closes the connection.
+    Close,
+}
+
+/// Writes a response with the given framing; returns bytes put on the wire. With
+/// [`Framing::Close`] the caller must close the connection afterwards.
+pub fn write_response_framed<W: Write>(w: &mut W, status: u16, content_type: &str, extra: &[(&str, String)], body: &[u8], keep_alive: bool, framing: Framing) -> io::Result<usize> {
+    let keep = keep_alive && framing != Framing::Close;
+    let mut head = format!("HTTP/1.1 {status} {}\r\nServer: interlab-datacenter\r\nContent-Type: {content_type}\r\n", reason(status));
+    match framing {
+        Framing::Length => head.push_str(&format!("Content-Length: {}\r\n", body.len())),
+        Framing::Chunked(_) => head.push_str("Transfer-Encoding: chunked\r\n"),
+        Framing::Close => {}
+    }
+    head.push_str(if keep { "Connection: keep-alive\r\n" } else { "Connection: close\r\n" });
     for (k, v) in extra {
-        head.push_str(k);
-        head.push_str(": ");
-        head.push_str(v);
-        head.push_str("\r\n");
+        head.push_str(&format!("{k}: {v}\r\n"));
     }
     head.push_str("\r\n");
-    let mut buf = Vec::with_capacity(head.len() + body.len());
+    let mut buf = Vec::with_capacity(head.len() + body.len() + 64);
     buf.extend_from_slice(head.as_bytes());
-    buf.extend_from_slice(body);
+    match framing {
+        Framing::Chunked(size) => {
+            for c in body.chunks(size.max(1)) {
+                buf.extend_from_slice(format!("{:x}\r\n", c.len()).as_bytes());
+                buf.extend_from_slice(c);
+                buf.extend_from_slice(b"\r\n");
+            }
+            buf.extend_from_slice(b"0\r\n\r\n");
+        }
+        _ => buf.extend_from_slice(body),
+    }
     w.write_all(&buf)?;
     w.flush()?;
     Ok(buf.len())
@@ -315,6 +409,10 @@ impl Response {
     pub fn header(&self, name: &str) -> Option<&str> {
         header(&self.headers, name)
     }
+    /// Every value of a header that may repeat (`set-cookie`).
+    pub fn headers_all<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+        self.headers.iter().filter(move |(k, _)| k == name).map(|(_, v)| v.as_str())
+    }
 }
 
 /// Reads one response (client side).
@@ -330,22 +428,44 @@ pub fn read_response(s: &mut HttpStream) -> Result<Response, HttpError> {
     }
     let status = code.parse::<u16>().map_err(|_| HttpError::Bad(502, format!("bad status line: {first:.60}")))?;
     let headers = parse_headers(&mut lines)?;
-    let close = header(&headers, "connection").map(|v| v.eq_ignore_ascii_case("close")).unwrap_or(ver == "HTTP/1.0");
-    if header(&headers, "transfer-encoding").map(|v| !v.eq_ignore_ascii_case("identity")).unwrap_or(false) {
-        return Err(HttpError::Bad(502, "chunked responses are not supported by this client".into()));
-    }
-    let body = match header(&headers, "content-length") {
-        Some(v) => {
-            let n = v.parse::<usize>().map_err(|_| HttpError::Bad(502, format!("bad Content-Length {v:.20}")))?;
-            if n > MAX_RESPONSE_BODY {
-                return Err(HttpError::Bad(502, format!("response body of {n} bytes over the limit")));
-            }
-            s.read_body(n)?
-        }
-        None if status == 204 || status == 304 => Vec::new(),
-        None => s.read_to_close(MAX_RESPONSE_BODY)?,
+    let conn_hdr = header(&headers, "connection").map(|v| v.to_ascii_lowercase());
+    let mut close = match conn_hdr.as_deref() {
+        Some(v) if v.split(',').any(|t| t.trim() == "close") => true,
+        Some(v) if v.split(',').any(|t| t.trim() == "keep-alive") => false,
+        _ => ver == "HTTP/1.0",
     };
-    let bytes = head.len() + body.len();
+    let te = header(&headers, "transfer-encoding").map(|v| v.to_ascii_lowercase());
+    let chunked = match te.as_deref() {
+        None | Some("identity") => false,
+        Some(v) if v.split(',').map(str::trim).last() == Some("chunked") => true,
+        Some(v) => return Err(HttpError::Bad(502, format!("unsupported Transfer-Encoding '{v:.40}' (this client decodes chunked only)"))),
+    };
+    let (body, body_wire) = if status == 204 || status == 304 || (100..200).contains(&status) {
+        (Vec::new(), 0)
+    } else if chunked {
+        // RFC 9112 6.3: chunked wins over any Content-Length.
+        s.read_chunked(MAX_RESPONSE_BODY)?
+    } else {
+        match header(&headers, "content-length") {
+            Some(v) => {
+                let n = v.trim().parse::<usize>().map_err(|_| HttpError::Bad(502, format!("bad Content-Length {v:.20}")))?;
+                if n > MAX_RESPONSE_BODY {
+                    return Err(HttpError::Bad(502, format!("response body of {n} bytes over the {MAX_RESPONSE_BODY}-byte limit")));
+                }
+                let b = s.read_body(n)?;
+                let l = b.len();
+                (b, l)
+            }
+            None => {
+                // Close-delimited: the connection cannot be reused.
+                close = true;
+                let b = s.read_to_close(MAX_RESPONSE_BODY)?;
+                let l = b.len();
+                (b, l)
+            }
+        }
+    };
+    let bytes = head.len() + body_wire;
     Ok(Response { status, headers, body, bytes, close })
 }
 
@@ -460,7 +580,10 @@ impl Client {
             self.connect()?;
         }
         let s = self.stream.as_mut().ok_or(HttpError::Closed)?;
+        // One deadline for the whole exchange, however the bytes trickle in.
+        s.set_deadline(Some(Instant::now() + self.timeout), None);
         let r = s.conn.write_all(msg).map_err(io_err).and_then(|_| read_response(s));
+        s.set_deadline(None, Some(self.timeout));
         match r {
             Ok(resp) => {
                 if resp.close {
@@ -594,5 +717,56 @@ mod tests {
         let r = read_response(&mut s).unwrap();
         assert_eq!(r.status, 400);
         t.join().unwrap();
+    }
+
+    /// A one-shot raw server: answers each connection's first request with `reply`.
+    fn raw_server(replies: Vec<Vec<u8>>) -> String {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let at = l.local_addr().unwrap().to_string();
+        std::thread::spawn(move || {
+            for reply in replies {
+                let (mut c, _) = l.accept().unwrap();
+                let mut buf = [0u8; 4096];
+                let _ = c.read(&mut buf);
+                let _ = c.write_all(&reply);
+                if !reply.is_empty() {
+                    drop(c);
+                } else {
+                    std::thread::sleep(Duration::from_millis(1500));
+                }
+            }
+        });
+        at
+    }
+
+    #[test]
+    fn chunked_close_delimited_limits_and_deadline() {
+        let chunked = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n5;ext=1\r\nhello\r\n7\r\n, world\r\n0\r\nX-Trailer: 1\r\n\r\n".to_vec();
+        let close = b"HTTP/1.1 200 OK\r\nContent-Type: image/gif\r\n\r\nGIF89a...".to_vec();
+        let bad = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n".to_vec();
+        let gzip = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n".to_vec();
+        let at = raw_server(vec![chunked.clone(), close, bad, gzip, vec![]]);
+        let mut c = Client::new(&at, Duration::from_millis(500));
+        let (r, _) = c.request("GET", "/", &[], b"").unwrap();
+        assert_eq!(r.body, b"hello, world");
+        assert_eq!(r.bytes, chunked.len(), "bytes on the wire, chunk framing included");
+        let (r, _) = c.request("GET", "/", &[], b"").unwrap();
+        assert!(r.close && r.body == b"GIF89a...");
+        match c.request("GET", "/", &[], b"") {
+            Err(HttpError::Bad(_, m)) => assert!(m.contains("chunk size"), "{m}"),
+            other => panic!("{:?}", other.map(|r| r.0.status)),
+        }
+        match c.request("GET", "/", &[], b"") {
+            Err(HttpError::Bad(_, m)) => assert!(m.contains("chunked only"), "{m}"),
+            other => panic!("{:?}", other.map(|r| r.0.status)),
+        }
+        // A server that never answers: the exchange ends at its deadline.
+        let t0 = Instant::now();
+        assert!(matches!(c.request("POST", "/", &[], b"x"), Err(HttpError::Timeout)));
+        assert!(t0.elapsed() < Duration::from_millis(1400), "{:?}", t0.elapsed());
+        // The server side writes what the client reads.
+        let mut out = Vec::new();
+        write_response_framed(&mut out, 200, "text/html", &[], &[b'a'; 10_000], true, Framing::Chunked(4096)).unwrap();
+        assert!(String::from_utf8_lossy(&out).contains("Transfer-Encoding: chunked\r\n") && out.ends_with(b"0\r\n\r\n"));
     }
 }

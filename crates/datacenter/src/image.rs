@@ -355,6 +355,129 @@ fn glyph(c: char) -> [u8; 7] {
     }
 }
 
+/// The same picture sizes as GIF or JPEG (the strict `serve` mode serves a site's images
+/// the way servlet kits do: GIF buttons, logo and thumbnails, JPEG item images). A small
+/// drawing padded with comment blocks to exactly `target` bytes (when `target` is at least
+/// the drawing's size plus 5 bytes: GIF 531, JPEG 188).
+pub fn gif(seed: u64, target: usize) -> Vec<u8> {
+    const W: usize = 24;
+    const H: usize = 36;
+    let hue = (seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 40) as u8;
+    let palette: [[u8; 3]; 4] = [[0x0f, 0x3d, 0x3e], [hue, 0x40, 0x50], [0xd4, 0xaf, 0x37], [0xf4, 0xef, 0xe6]];
+    let mut px = vec![0u8; W * H];
+    for y in 0..H {
+        for x in 0..W {
+            px[y * W + x] = if x < 3 { 0 } else if y == 4 || y == H - 5 { 2 } else if (10..16).contains(&y) && (6..W - 3).contains(&x) { 3 } else { 1 };
+        }
+    }
+    let mut out = b"GIF89a".to_vec();
+    out.extend_from_slice(&(W as u16).to_le_bytes());
+    out.extend_from_slice(&(H as u16).to_le_bytes());
+    out.extend_from_slice(&[0x81, 0, 0]); // global table of 4 colours
+    for c in palette {
+        out.extend_from_slice(&c);
+    }
+    out.extend_from_slice(&[0x2c, 0, 0, 0, 0]);
+    out.extend_from_slice(&(W as u16).to_le_bytes());
+    out.extend_from_slice(&(H as u16).to_le_bytes());
+    out.push(0);
+    // LZW with minimum code size 2: a clear code before every two literals keeps the
+    // codes 3 bits wide (the table never reaches 8 entries).
+    out.push(2);
+    let (clear, eoi) = (4u32, 5u32);
+    let mut bits: Vec<u8> = Vec::new();
+    let (mut acc, mut n) = (0u32, 0u32);
+    let mut put = |code: u32, bits: &mut Vec<u8>| {
+        acc |= code << n;
+        n += 3;
+        while n >= 8 {
+            bits.push(acc as u8);
+            acc >>= 8;
+            n -= 8;
+        }
+    };
+    for (k, &p) in px.iter().enumerate() {
+        if k % 2 == 0 {
+            put(clear, &mut bits);
+        }
+        put(p as u32, &mut bits);
+    }
+    put(eoi, &mut bits);
+    if n > 0 {
+        bits.push(acc as u8);
+    }
+    for b in bits.chunks(255) {
+        out.push(b.len() as u8);
+        out.extend_from_slice(b);
+    }
+    out.push(0);
+    // Padding: comment extensions (21 FE, sub-blocks, 00) before the trailer.
+    let mut pad = target.saturating_sub(out.len() + 1);
+    let cost = |c: usize| 3 + c + c.div_ceil(255);
+    if pad >= 3 {
+        let ext = |c: usize, out: &mut Vec<u8>| {
+            out.extend_from_slice(&[0x21, 0xfe]);
+            let mut left = c;
+            while left > 0 {
+                let k = left.min(255);
+                out.push(k as u8);
+                out.extend(std::iter::repeat_n(b' ', k));
+                left -= k;
+            }
+            out.push(0);
+        };
+        // c + ceil(c/255) skips one value every 256; an empty extension (3 bytes) covers it.
+        let exact = (0..=pad).rev().find(|&c| cost(c) <= pad).filter(|&c| cost(c) == pad);
+        match exact {
+            Some(c) => ext(c, &mut out),
+            None if pad >= 6 => {
+                ext(0, &mut out);
+                pad -= 3;
+                if let Some(c) = (0..=pad).rev().find(|&c| cost(c) == pad) {
+                    ext(c, &mut out);
+                }
+            }
+            None => {}
+        }
+    }
+    out.push(0x3b);
+    out
+}
+
+/// An 8x8 grey baseline JPEG (one block, DC only), padded with COM segments to `target` bytes.
+pub fn jpeg(target: usize) -> Vec<u8> {
+    let mut out = vec![0xff, 0xd8];
+    out.extend_from_slice(&[0xff, 0xe0, 0x00, 0x10, b'J', b'F', b'I', b'F', 0, 1, 1, 0, 0, 1, 0, 1, 0, 0]);
+    out.extend_from_slice(&[0xff, 0xdb, 0x00, 0x43, 0x00]);
+    out.extend(std::iter::repeat_n(1u8, 64));
+    out.extend_from_slice(&[0xff, 0xc0, 0x00, 0x0b, 8, 0, 8, 0, 8, 1, 1, 0x11, 0]);
+    for class in [0x00u8, 0x10] {
+        // One code of length 1 ("0"): DC category 0, AC end-of-block.
+        out.extend_from_slice(&[0xff, 0xc4, 0x00, 0x14, class, 1]);
+        out.extend(std::iter::repeat_n(0u8, 15));
+        out.push(0);
+    }
+    out.extend_from_slice(&[0xff, 0xda, 0x00, 0x08, 1, 1, 0x00, 0, 0x3f, 0]);
+    out.push(0x3f); // "0" (DC diff 0) "0" (EOB), padded with ones
+    let mut pad = target.saturating_sub(out.len() + 2);
+    while pad >= 4 {
+        let mut seg = pad.min(65_537);
+        if (1..4).contains(&(pad - seg)) {
+            seg -= 4;
+        }
+        let len = (seg - 2) as u16;
+        let mut com = vec![0xff, 0xfe];
+        com.extend_from_slice(&len.to_be_bytes());
+        com.extend(std::iter::repeat_n(b' ', seg - 4));
+        // Segments go before the scan: after APP0 (index 20).
+        let at = 20;
+        out.splice(at..at, com);
+        pad -= seg;
+    }
+    out.extend_from_slice(&[0xff, 0xd9]);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -415,5 +538,97 @@ mod tests {
         // Mean full-image size: 0.45*5 + 0.35*10 + 0.15*50 + 0.04*100 + 0.01*250 = 19.75 KiB.
         let mean = (1..=100).map(item_image_bytes).sum::<usize>() as f64 / 100.0 / 1024.0;
         assert!((mean - 19.75).abs() < 1e-9);
+    }
+
+    /// A GIF decoder for the test: returns (width, height, pixels decoded).
+    fn decode_gif(b: &[u8]) -> (usize, usize, usize) {
+        assert!(b.starts_with(b"GIF89a") && b.ends_with(&[0x3b]));
+        let w = u16::from_le_bytes([b[6], b[7]]) as usize;
+        let h = u16::from_le_bytes([b[8], b[9]]) as usize;
+        let gct = 3 << ((b[10] & 7) + 1);
+        let mut i = 13 + gct;
+        assert_eq!(b[i], 0x2c);
+        i += 10;
+        let min = b[i] as u32;
+        i += 1;
+        let mut data = Vec::new();
+        while b[i] != 0 {
+            let n = b[i] as usize;
+            data.extend_from_slice(&b[i + 1..i + 1 + n]);
+            i += 1 + n;
+        }
+        // LZW decode (enough for the test: counts output pixels).
+        let (clear, eoi) = (1u32 << min, (1u32 << min) + 1);
+        let (mut width, mut next) = (min + 1, eoi + 1);
+        let mut table: Vec<Vec<u8>> = (0..(1u32 << min)).map(|c| vec![c as u8]).collect();
+        table.push(vec![]);
+        table.push(vec![]);
+        let (mut pos, mut prev): (usize, Option<Vec<u8>>) = (0, None);
+        let mut out = 0usize;
+        loop {
+            let mut code = 0u32;
+            for k in 0..width {
+                let bit = (data[(pos + k as usize) / 8] >> ((pos + k as usize) % 8)) & 1;
+                code |= (bit as u32) << k;
+            }
+            pos += width as usize;
+            if code == clear {
+                table.truncate((1 << min) + 2);
+                width = min + 1;
+                next = eoi + 1;
+                prev = None;
+                continue;
+            }
+            if code == eoi {
+                break;
+            }
+            let entry = if (code as usize) < table.len() { table[code as usize].clone() } else { let p = prev.clone().unwrap(); let mut e = p.clone(); e.push(p[0]); e };
+            if let Some(p) = prev {
+                let mut e = p.clone();
+                e.push(entry[0]);
+                table.push(e);
+                next += 1;
+                if next == (1 << width) && width < 12 {
+                    width += 1;
+                }
+            }
+            out += entry.len();
+            prev = Some(entry);
+        }
+        // Comment extensions then the trailer.
+        i += 1;
+        while b[i] == 0x21 {
+            assert_eq!(b[i + 1], 0xfe);
+            i += 2;
+            while b[i] != 0 {
+                i += 1 + b[i] as usize;
+            }
+            i += 1;
+        }
+        assert_eq!(i, b.len() - 1);
+        (w, h, out)
+    }
+
+    #[test]
+    fn gif_and_jpeg_of_exact_sizes() {
+        for target in [0usize, 600, 1164, 1697, 5 * 1024, 8721, 10 * 1024, 50 * 1024, 250 * 1024] {
+            for seed in [1u64, 7, 99] {
+                let g = gif(seed, target);
+                if target >= 600 {
+                    assert_eq!(g.len(), target, "gif {target}");
+                }
+                assert_eq!(decode_gif(&g), (24, 36, 24 * 36));
+            }
+            let j = jpeg(target);
+            if target >= 600 {
+                assert_eq!(j.len(), target, "jpeg {target}");
+            }
+            assert!(j.starts_with(&[0xff, 0xd8, 0xff, 0xe0]) && j.ends_with(&[0xff, 0xd9]));
+        }
+        // Every padding size from the smallest reachable one up is exact.
+        let base = gif(1, 0).len();
+        for t in base + 5..base + 1200 {
+            assert_eq!(gif(1, t).len(), t, "gif {t}");
+        }
     }
 }

@@ -12,6 +12,7 @@
 //! Layout, protocols and the trace schema: docs/datacenter.md.
 
 pub mod apptier;
+pub mod cookies;
 pub mod cpu;
 pub mod db;
 pub mod dbtier;
@@ -20,8 +21,12 @@ pub mod http;
 pub mod image;
 pub mod pages;
 pub mod populate;
+pub mod profile;
 pub mod rbe;
+pub mod uri;
 pub mod serve;
+pub mod site;
+pub mod strict;
 pub mod webtier;
 pub mod wire;
 

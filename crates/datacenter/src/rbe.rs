@@ -1,6 +1,8 @@
 //! The remote browser emulator: N emulated browsers (one thread each, closed loop) walk
-//! the chosen mix's CBMG through the bookstore's real pages (following the links and
-//! submitting the forms they find), wait negative-exponential think times, open a new
+//! the chosen mix's CBMG through a TPC-W site's real pages (following the links and
+//! submitting the forms each page has, resolved against the page's URL; the session kept
+//! by cookie and by `;jsessionid=` URL rewriting; pages recognised by a [`Site`]
+//! profile), wait negative-exponential think times, open a new
 //! session (new connections, new customer, empty cart) at the first transition to Home
 //! after the user session minimum duration, and fetch every embedded image over up to
 //! `image_connections` parallel connections. The run has ramp-up, measurement and
@@ -9,8 +11,11 @@
 
 use crate::apptier::Info;
 use crate::cpu::thread_cpu_ns;
-use crate::htmlscan::{scan, Page};
+use crate::cookies::Jar;
+use crate::htmlscan::{scan, Form, Page};
 use crate::http::{build_query, parse_query, Client, HttpError, Response, Url};
+use crate::site::{format_date, glob, Site};
+use crate::uri::Uri;
 use crate::populate::{COUNTRIES, FIRST_NAMES, LAST_NAMES};
 use crate::tpcw::{
     customer_uname, digsyl_word, nurand, nurand_a_customers, nurand_a_items, think_time, usmd, Interaction, Mix, CC_TYPES, SHIP_TYPES,
@@ -51,6 +56,24 @@ pub struct DriveConfig {
     pub trace: Option<TraceWriter>,
     /// Keep retrying the first contact this long (a bookstore still populating).
     pub wait: Duration,
+    /// How the site's pages are recognised and its fields named.
+    pub site: Arc<Site>,
+    /// Per-interaction tier counters (`profile`); the trace's server tiers come from it.
+    pub probe: Option<Arc<dyn Probe>>,
+    /// Trace records of each browser's first this many interactions are not written (warm-up).
+    pub trace_skip: u64,
+    /// Stop once this many interactions have completed (all browsers).
+    pub max_interactions: Option<u64>,
+}
+
+/// Counters of the server tiers, read around each interaction (`profile`): before the
+/// page request, after the page, after its images.
+pub trait Probe: Send + Sync + std::fmt::Debug {
+    /// A snapshot of the counters (opaque to the emulator).
+    fn sample(&self) -> Vec<u64>;
+    /// The server tiers' shares of one interaction from its three snapshots, given the
+    /// page request's and response's bytes on the wire.
+    fn tiers(&self, before: &[u64], after_page: &[u64], after_images: &[u64], page_request_bytes: u64, page_response_bytes: u64) -> Vec<TierTrace>;
 }
 
 impl DriveConfig {
@@ -65,6 +88,15 @@ impl DriveConfig {
     fn think_mean(&self) -> Duration {
         THINK_MEAN.mul_f64(self.think_scale)
     }
+    /// The `--url` as a directory URL (a path not ending in '/' gets one).
+    pub fn base(&self) -> Uri {
+        let mut u = Uri::parse(&format!("http://{}{}", self.url.authority, self.url.target)).unwrap_or(Uri { authority: self.url.authority.clone(), path: "/".into(), query: None });
+        u.query = None;
+        if !u.path.ends_with('/') {
+            u.path.push('/');
+        }
+        u
+    }
 }
 
 /// Error classes.
@@ -73,11 +105,14 @@ impl DriveConfig {
 pub enum ErrorKind {
     /// A status other than 200.
     Http,
-    /// Truncated page, wrong page, missing link or form, an image that is not a PNG.
+    /// Wrong page, missing link, form or field the interaction needs, a response that is
+    /// not an image where an image was asked for.
     BadHtml,
     Timeout,
     /// Connection refused, reset or closed early.
     Connection,
+    /// A site defect: a page the site cut short (no closing `</html>`).
+    Truncated,
 }
 
 impl ErrorKind {
@@ -196,6 +231,9 @@ pub struct ErrorCounts {
     pub bad_html: u64,
     pub timeout: u64,
     pub connection: u64,
+    /// Truncated pages: the site's own defect.
+    #[serde(default)]
+    pub truncated: u64,
     /// Of the total, those in the measurement interval.
     pub in_measurement: u64,
     /// The first few, as "t=12.3s HOME http: HTTP 502 ...".
@@ -260,15 +298,41 @@ pub fn percentile(sorted: &[f64], p: f64) -> Option<f64> {
     Some(sorted[k.min(sorted.len()) - 1])
 }
 
-/// Reads the bookstore's scale from `/tpcw/info`.
+/// Reads the bookstore's scale from `/tpcw/info` (interlab's endpoint) at the root of
+/// `url`'s host.
 pub fn fetch_info(url: &Url, timeout: Duration) -> Result<Info, String> {
-    let mut c = Client::new(&url.authority, timeout);
-    let shown = format!("http://{}/", url.authority);
-    let (r, _) = c.request("GET", "/tpcw/info", &[], b"").map_err(|e| format!("cannot reach the bookstore at {shown}: {e}"))?;
+    fetch_info_at(&format!("http://{}/", url.authority), "/tpcw/info", &url.authority, timeout)
+}
+
+fn fetch_info_at(shown: &str, target: &str, authority: &str, timeout: Duration) -> Result<Info, String> {
+    let mut c = Client::new(authority, timeout);
+    let (r, _) = c.request("GET", target, &[], b"").map_err(|e| format!("cannot reach the bookstore at {shown}: {e}"))?;
     if r.status != 200 {
-        return Err(format!("{shown} does not look like an interlab bookstore: GET /tpcw/info returned HTTP {}", r.status));
+        return Err(format!("{shown} does not look like an interlab bookstore: GET {target} returned HTTP {}", r.status));
     }
-    serde_json::from_slice(&r.body).map_err(|e| format!("{shown}: /tpcw/info is not the bookstore's JSON: {e}"))
+    serde_json::from_slice(&r.body).map_err(|e| format!("{shown}: {target} is not the bookstore's JSON: {e}"))
+}
+
+/// First contact: the scale (items, customers, browsers the database is scaled for) from
+/// the site's scale endpoint, or from the flags or the profile; a site without one must
+/// answer its home page.
+fn first_contact(cfg: &DriveConfig) -> Result<(u64, u64, u64), String> {
+    let base = cfg.base();
+    let shown = format!("http://{}{}", base.authority, base.path);
+    if let Some(info) = &cfg.site.info {
+        let u = base.resolve(info).ok_or_else(|| format!("site profile {}: info '{info}' is not a URL", cfg.site.name))?;
+        let i = fetch_info_at(&shown, &u.target(), &base.authority, cfg.timeout)?;
+        return Ok((cfg.items.unwrap_or(i.items).max(5), cfg.customers.unwrap_or(i.customers).max(1), i.ebs));
+    }
+    let (items, customers) = match (cfg.items, cfg.customers, cfg.site.scale) {
+        (Some(i), Some(c), _) => (i, c),
+        (i, c, Some((pi, pc))) => (i.unwrap_or(pi), c.unwrap_or(pc)),
+        _ => return Err(format!("site profile {} has no scale endpoint and no [scale]: give --items and --customers (the site's NUM_ITEMS and NUM_CUSTOMERS)", cfg.site.name)),
+    };
+    let home = base.resolve(&cfg.site.home).ok_or_else(|| format!("site profile {}: home '{}' is not a URL", cfg.site.name, cfg.site.home))?;
+    let mut c = Client::new(&base.authority, cfg.timeout);
+    c.request("GET", &home.target(), &[], b"").map_err(|e| format!("cannot reach the site at {shown}: {e}"))?;
+    Ok((items.max(5), customers.max(1), customers / 2880))
 }
 
 /// Runs the emulation; `progress` is called about once a second; `interrupted` is polled
@@ -286,15 +350,13 @@ pub fn drive(cfg: &DriveConfig, progress: &mut dyn FnMut(&Progress), interrupted
         return Err("--duration must be more than 0".into());
     }
     let t0 = Instant::now();
-    let info = loop {
-        match fetch_info(&cfg.url, cfg.timeout) {
+    let (items, customers, db_ebs) = loop {
+        match first_contact(cfg) {
             Ok(i) => break i,
-            Err(e) if t0.elapsed() >= cfg.wait || interrupted() => return Err(e),
+            Err(e) if t0.elapsed() >= cfg.wait || interrupted() || e.contains("give --items") => return Err(e),
             Err(_) => std::thread::sleep(Duration::from_millis(250)),
         }
     };
-    let items = cfg.items.unwrap_or(info.items).max(5);
-    let customers = cfg.customers.unwrap_or(info.customers).max(1);
     let shared = Arc::new(Shared {
         start: Instant::now(),
         mi_start: cfg.ramp_up,
@@ -325,7 +387,8 @@ pub fn drive(cfg: &DriveConfig, progress: &mut dyn FnMut(&Progress), interrupted
     let mut was_interrupted = false;
     loop {
         let now = shared.start.elapsed();
-        if now >= shared.end {
+        // The end of the run, or a browser reached --max-interactions.
+        if now >= shared.end || shared.stopped() {
             break;
         }
         if interrupted() {
@@ -356,6 +419,7 @@ pub fn drive(cfg: &DriveConfig, progress: &mut dyn FnMut(&Progress), interrupted
             left = next.saturating_sub(shared.start.elapsed());
         }
     }
+    let end = shared.start.elapsed().min(shared.end);
     shared.set_stop();
     let deadline = Instant::now() + cfg.timeout + Duration::from_secs(2);
     for h in handles {
@@ -369,11 +433,10 @@ pub fn drive(cfg: &DriveConfig, progress: &mut dyn FnMut(&Progress), interrupted
     if let Some(t) = &cfg.trace {
         t.flush();
     }
-    let end = if was_interrupted { shared.start.elapsed() } else { shared.end };
-    Ok(report(cfg, &info, items, customers, &shared, end, was_interrupted))
+    Ok(report(cfg, db_ebs, items, customers, &shared, end, was_interrupted))
 }
 
-fn report(cfg: &DriveConfig, info: &Info, items: u64, customers: u64, shared: &Shared, end: Duration, interrupted: bool) -> DriveReport {
+fn report(cfg: &DriveConfig, db_ebs: u64, items: u64, customers: u64, shared: &Shared, end: Duration, interrupted: bool) -> DriveReport {
     let d = shared.data();
     let mi_end = shared.mi_end.min(end);
     let mi = mi_end.saturating_sub(shared.mi_start);
@@ -415,6 +478,7 @@ fn report(cfg: &DriveConfig, info: &Info, items: u64, customers: u64, shared: &S
             ErrorKind::BadHtml => errors.bad_html += 1,
             ErrorKind::Timeout => errors.timeout += 1,
             ErrorKind::Connection => errors.connection += 1,
+            ErrorKind::Truncated => errors.truncated += 1,
         }
         if in_mi(e.t) {
             errors.in_measurement += 1;
@@ -425,13 +489,13 @@ fn report(cfg: &DriveConfig, info: &Info, items: u64, customers: u64, shared: &S
     }
     DriveReport {
         v: 1,
-        url: format!("http://{}/", cfg.url.authority),
+        url: format!("http://{}{}", cfg.base().authority, cfg.base().path),
         mix: cfg.mix,
         metric: cfg.mix.metric().into(),
         browsers: cfg.browsers,
         items,
         customers,
-        db_ebs: info.ebs,
+        db_ebs,
         ramp_up_s: cfg.ramp_up.as_secs_f64(),
         measurement_s: mi.as_secs_f64(),
         ramp_down_s: cfg.ramp_down.as_secs_f64(),
@@ -481,8 +545,8 @@ pub fn report_table(r: &DriveReport) -> String {
         r.bytes_received as f64 / 1e6
     ));
     s.push_str(&format!(
-        "errors: {} (http {}, bad html {}, timeout {}, connection {}; {} in the measurement interval)\n",
-        r.errors.total, r.errors.http, r.errors.bad_html, r.errors.timeout, r.errors.connection, r.errors.in_measurement
+        "errors: {} (http {}, bad html {}, timeout {}, connection {}, truncated pages (site defect) {}; {} in the measurement interval)\n",
+        r.errors.total, r.errors.http, r.errors.bad_html, r.errors.timeout, r.errors.connection, r.errors.truncated, r.errors.in_measurement
     ));
     for e in r.errors.samples.iter().take(5) {
         s.push_str(&format!("  {e}\n"));
@@ -522,21 +586,42 @@ pub fn report_table(r: &DriveReport) -> String {
 struct Eb<'a> {
     id: u32,
     cfg: &'a DriveConfig,
+    site: &'a Site,
+    /// The `--url` as a directory: every page pattern is relative to its path.
+    base: Uri,
     rng: Rng,
     items: u64,
     customers: u64,
     cbmg: crate::tpcw::Cbmg,
     main: Client,
     imgs: Vec<Client>,
+    jar: Jar,
     session: u64,
     seq: u64,
     /// The session's customer as drawn at its start (None: anonymous).
     customer: Option<u64>,
 }
 
+/// A page the browser holds: which interaction, where it came from, what it has.
+struct Seen {
+    i: Interaction,
+    url: Uri,
+    page: Page,
+}
+
+impl Seen {
+    /// The URL relative references on this page resolve against (`<base href>` or its own).
+    fn base(&self) -> Uri {
+        match &self.page.base {
+            Some(b) => self.url.resolve(b).unwrap_or_else(|| self.url.clone()),
+            None => self.url.clone(),
+        }
+    }
+}
+
 /// What one interaction produced.
 struct Done {
-    page: Page,
+    seen: Option<Seen>,
     wirt: Duration,
     t2: Duration,
     images: u32,
@@ -545,32 +630,63 @@ struct Done {
     tiers: Vec<TierTrace>,
     t_us: u64,
     status: u16,
+    path: String,
 }
 
 /// What one parallel image connection fetched: (response, bytes sent) per image, and the
 /// CPU time of its thread, ns.
 type ImageLane = (Vec<(Response, usize)>, u64);
 
-/// A request to make: method, target, form body.
+/// A request to make: method, URL, form fields (the body of a POST).
 struct Plan {
     method: &'static str,
-    target: String,
+    url: Uri,
     body: Vec<(String, String)>,
+}
+
+/// Whether a response is an image: an `image/*` type, or without a type the signature of
+/// a PNG, GIF, JPEG or WebP.
+fn is_image(r: &Response) -> bool {
+    match r.header("content-type") {
+        Some(t) => t.trim().to_ascii_lowercase().starts_with("image/"),
+        None => {
+            let b = &r.body;
+            b.starts_with(b"\x89PNG\r\n\x1a\n") || b.starts_with(b"GIF87a") || b.starts_with(b"GIF89a") || b.starts_with(&[0xff, 0xd8, 0xff]) || (b.len() > 12 && &b[..4] == b"RIFF" && &b[8..12] == b"WEBP")
+        }
+    }
+}
+
+/// A query parameter of a URL.
+fn param(u: &Uri, name: &str) -> Option<String> {
+    parse_query(u.query.as_deref().unwrap_or("")).into_iter().find(|(k, _)| k == name).map(|(_, v)| v)
+}
+
+/// Today (UTC) plus `days`, as (year, month, day).
+fn date_in(days: u64) -> (i64, u32, u32) {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    let s = crate::pages::ymd((now + days * 86_400) as i64);
+    let mut it = s.split('-').map(|x| x.parse::<i64>().unwrap_or(1));
+    let (y, m, d) = (it.next().unwrap_or(2030), it.next().unwrap_or(1), it.next().unwrap_or(1));
+    (y, m as u32, d as u32)
 }
 
 impl<'a> Eb<'a> {
     fn new(id: u32, cfg: &'a DriveConfig, items: u64, customers: u64) -> Eb<'a> {
         let t = cfg.timeout;
-        let imgs = (0..cfg.image_connections.max(1)).map(|_| Client::new(&cfg.url.authority, t)).collect();
+        let base = cfg.base();
+        let imgs = (0..cfg.image_connections.max(1)).map(|_| Client::new(&base.authority, t)).collect();
         Eb {
             id,
             cfg,
+            site: &cfg.site,
+            main: Client::new(&base.authority, t),
+            base,
             rng: Rng::stream(cfg.seed, id as u64 + 1),
             items,
             customers,
             cbmg: cfg.mix.cbmg(),
-            main: Client::new(&cfg.url.authority, t),
             imgs,
+            jar: Jar::default(),
             session: 0,
             seq: 0,
             customer: None,
@@ -592,13 +708,14 @@ impl<'a> Eb<'a> {
         }
         'sessions: while !sh.stopped() {
             self.close_all();
+            self.jar.clear();
             self.session += 1;
             sh.data().sessions += 1;
             self.customer = if self.rng.below(100) < 80 { Some(nurand(&mut self.rng, nurand_a_customers(self.customers), 1, self.customers)) } else { None };
             let minimum = usmd(&mut self.rng, USMD_MEAN.mul_f64(self.cfg.session_scale));
             let started = sh.start.elapsed();
             let mut state = Interaction::Home;
-            let mut prev: Option<(Interaction, Page)> = None;
+            let mut prev: Option<Seen> = None;
             loop {
                 if sh.stopped() {
                     break 'sessions;
@@ -608,25 +725,29 @@ impl<'a> Eb<'a> {
                 let r = self.interaction(state, prev.as_ref(), sh);
                 let cpu = thread_cpu_ns().saturating_sub(c0);
                 let think = think_time(&mut self.rng, self.cfg.think_mean());
+                let keep = self.seq > self.cfg.trace_skip;
                 match r {
-                    Ok(done) => {
+                    Ok(mut done) => {
                         {
                             let mut d = sh.data();
                             d.samples.push(Sample { i: state, t2: done.t2, wirt: done.wirt });
                             d.think_sum += think;
                             d.thinks += 1;
                         }
-                        sh.done.fetch_add(1, Ordering::Relaxed);
-                        if let Some(w) = &self.cfg.trace {
+                        let n = sh.done.fetch_add(1, Ordering::Relaxed) + 1;
+                        if let (Some(w), true) = (&self.cfg.trace, keep) {
                             w.write(&self.record(state, &done, None, Some(think), cpu, sh));
                         }
-                        prev = Some((state, done.page));
+                        prev = done.seen.take();
+                        if self.cfg.max_interactions.is_some_and(|m| n >= m) {
+                            sh.set_stop();
+                        }
                     }
-                    Err((e, t1, t_us)) => {
+                    Err((e, t1, t_us, path)) => {
                         let t = sh.start.elapsed();
                         sh.errors.fetch_add(1, Ordering::Relaxed);
-                        if let Some(w) = &self.cfg.trace {
-                            let fake = Done { page: Page::default(), wirt: t.saturating_sub(t1), t2: t, images: 0, img_cpu_ns: 0, tiers: vec![], t_us, status: e.status };
+                        if let (Some(w), true) = (&self.cfg.trace, keep) {
+                            let fake = Done { seen: None, wirt: t.saturating_sub(t1), t2: t, images: 0, img_cpu_ns: 0, tiers: vec![], t_us, status: e.status, path };
                             w.write(&self.record(state, &fake, Some(format!("{:?}: {}", e.kind, e.msg)), None, cpu, sh));
                         }
                         sh.data().errors.push(ErrorRec { kind: e.kind, i: state, t, msg: e.msg });
@@ -662,7 +783,7 @@ impl<'a> Eb<'a> {
             source: Source::Drive,
             kind: Kind::Page,
             interaction: Some(i),
-            path: i.path().to_string(),
+            path: d.path.clone(),
             t_us: d.t_us,
             eb: Some(self.id),
             seq: Some(self.seq),
@@ -685,52 +806,86 @@ impl<'a> Eb<'a> {
         }
     }
 
+    /// The links of a page that lead to interaction `i` (resolved, on this site).
+    fn links(&self, seen: &Seen, i: Interaction) -> Vec<Uri> {
+        let base = seen.base();
+        seen.page
+            .links
+            .iter()
+            .filter_map(|l| base.resolve(l))
+            .filter(|u| u.authority == self.base.authority && u.relative_to(&self.base.path).is_some_and(|r| glob(self.site.pattern(i), &r)))
+            .collect()
+    }
+
+    /// The first form of a page whose action leads to interaction `i`, and its action URL.
+    fn form(&self, seen: &Seen, i: Interaction) -> Option<(Form, Uri)> {
+        let base = seen.base();
+        seen.page.forms.iter().find_map(|f| {
+            let u = base.resolve(&f.action)?;
+            (u.authority == self.base.authority && u.relative_to(&self.base.path).is_some_and(|r| glob(self.site.pattern(i), &r))).then(|| (f.clone(), u))
+        })
+    }
+
+    /// Submits a form with its own method to its own action (HTML: a GET form's fields
+    /// replace the action's query).
+    fn submit(f: &Form, action: Uri, fields: Vec<(String, String)>) -> Plan {
+        if f.method == "post" {
+            Plan { method: "POST", url: action, body: fields }
+        } else {
+            let mut url = action;
+            url.query = Some(build_query(&fields));
+            Plan { method: "GET", url, body: vec![] }
+        }
+    }
+
     /// Chooses the request for interaction `i` from the previous page's links and forms.
-    fn plan(&mut self, i: Interaction, prev: Option<&(Interaction, Page)>) -> Result<Plan, EbError> {
+    fn plan(&mut self, i: Interaction, prev: Option<&Seen>) -> Result<Plan, EbError> {
         use Interaction::*;
-        let get = |target: &str| Plan { method: "GET", target: target.to_string(), body: vec![] };
-        let Some((pi, page)) = prev else {
+        let get = |url: Uri| Plan { method: "GET", url, body: vec![] };
+        let Some(seen) = prev else {
             // A session starts at Home, with the customer id when the customer is known.
-            let target = match self.customer {
-                Some(c) => format!("{}?C_ID={c}", Home.path()),
-                None => Home.path().to_string(),
-            };
-            return Ok(get(&target));
+            let mut url = self.base.resolve(&self.site.home).ok_or_else(|| bad(format!("site home '{}' is not a URL", self.site.home)))?;
+            if let Some(c) = self.customer {
+                url.query = Some(build_query(&[(self.site.field("customer").to_string(), c.to_string())]));
+            }
+            return Ok(get(url));
         };
-        let link = |path: &str| -> Result<String, EbError> {
-            page.links_to(path).next().cloned().ok_or_else(|| bad(format!("{pi} page has no link to {path}")))
-        };
-        let form = |path: &str| -> Result<crate::htmlscan::Form, EbError> {
-            page.form_to(path).cloned().ok_or_else(|| bad(format!("{pi} page has no form for {path}")))
-        };
+        let pi = seen.i;
+        let at = format!("{} page {}", pi.abbr(), seen.url.target());
+        let missing = |what: String| bad(format!("{at}: {what}"));
+        let site = self.site;
+        let form = |i: Interaction| self.form(seen, i).ok_or_else(|| bad(format!("{at}: no form whose action is {} ({})", i.abbr(), site.pattern(i))));
+        let fld = |role: &str| site.field(role).to_string();
         Ok(match i {
-            Home | SearchRequest | OrderInquiry | CustomerRegistration | AdminRequest => get(&link(i.path())?),
+            Home | SearchRequest | OrderInquiry | CustomerRegistration | AdminRequest => {
+                let l = self.links(seen, i).into_iter().next().ok_or_else(|| missing(format!("no link to {} ({})", i.abbr(), site.pattern(i))))?;
+                get(l)
+            }
             NewProducts | BestSellers => {
-                let subject = *self.pick(&SUBJECTS).unwrap_or(&"ARTS");
-                let l = page
-                    .links_to(i.path())
-                    .find(|l| parse_query(l.split_once('?').map(|x| x.1).unwrap_or("")).iter().any(|(k, v)| k == "subject" && v == subject))
-                    .cloned()
-                    .ok_or_else(|| bad(format!("{pi} page has no {} link for {subject}", i.abbr())))?;
-                get(&l)
+                // A subject uniformly from those the page offers.
+                let key = fld("subject");
+                let links = self.links(seen, i);
+                let mut subjects: Vec<String> = links.iter().filter_map(|u| param(u, &key)).collect();
+                subjects.sort();
+                subjects.dedup();
+                let s = self.pick(&subjects).cloned().ok_or_else(|| missing(format!("no link to {} with a {key} parameter", i.abbr())))?;
+                get(links.into_iter().find(|u| param(u, &key).as_deref() == Some(s.as_str())).unwrap_or_else(|| seen.url.clone()))
             }
             ProductDetail => {
-                let items: Vec<String> = page.links_to(i.path()).cloned().collect();
-                let l = self.pick(&items).cloned().ok_or_else(|| bad(format!("{pi} page links to no product")))?;
-                get(&l)
+                let links = self.links(seen, i);
+                let l = self.pick(&links).cloned().ok_or_else(|| missing("no link to a product (PROD)".into()))?;
+                get(l)
             }
             ShoppingCart => {
-                if *pi == ProductDetail {
-                    let l = page
-                        .links_to(i.path())
-                        .find(|l| l.contains("ADD_FLAG=Y"))
-                        .cloned()
-                        .ok_or_else(|| bad("product page has no add-to-cart link".into()))?;
-                    get(&l)
-                } else if *pi == ShoppingCart {
-                    // Refresh: one line gets a new quantity; with k lines, r of them change.
-                    let f = form(i.path())?;
-                    let qty: Vec<String> = f.fields.iter().filter(|(k, _)| k.starts_with("QTY_")).map(|(k, _)| k.clone()).collect();
+                let flag = fld("add_flag");
+                let is_add = |u: &Uri| param(u, &flag).is_some_and(|v| v.eq_ignore_ascii_case("Y"));
+                if pi == ProductDetail {
+                    let l = self.links(seen, i).into_iter().find(is_add).ok_or_else(|| missing(format!("no add-to-cart link (SHOP with {flag}=Y)")))?;
+                    get(l)
+                } else if let (ShoppingCart, Some((f, action))) = (pi, self.form(seen, i)) {
+                    // Refresh: one line gets a new quantity; with k lines, r in U[1,k] change.
+                    let prefix = fld("qty_prefix");
+                    let qty: Vec<String> = f.fields.iter().filter(|(k, _)| k.starts_with(&prefix)).map(|(k, _)| k.clone()).collect();
                     let mut fields = f.fields.clone();
                     if !qty.is_empty() {
                         let r = 1 + self.rng.below(qty.len() as u64) as usize;
@@ -742,178 +897,278 @@ impl<'a> Eb<'a> {
                             }
                         }
                     }
-                    get(&format!("{}?{}", f.action, build_query(&fields)))
+                    Self::submit(&f, action, fields)
                 } else {
-                    let l = page.links_to(i.path()).find(|l| !l.contains("ADD_FLAG")).cloned().ok_or_else(|| bad(format!("{pi} page has no cart link")))?;
-                    get(&l)
+                    let l = self.links(seen, i).into_iter().find(|u| !is_add(u)).ok_or_else(|| missing("no shopping-cart link (SHOP)".into()))?;
+                    get(l)
                 }
             }
             SearchResults => {
-                let f = form(i.path())?;
+                let (f, action) = form(i)?;
                 let mut fields = f.fields.clone();
                 let (kind, key) = match self.rng.below(3) {
                     0 => ("author", digsyl_word(nurand(&mut self.rng, nurand_a_items(self.items), 1, (self.items / 10).max(1)))),
                     1 => ("title", digsyl_word(nurand(&mut self.rng, nurand_a_items(self.items), 1, (self.items / 5).max(1)))),
                     _ => ("subject", self.pick(&SUBJECTS).unwrap_or(&"ARTS").to_string()),
                 };
-                set(&mut fields, "search_type", kind);
-                set(&mut fields, "search_string", &key);
-                get(&format!("{}?{}", f.action, build_query(&fields)))
+                let ty = fld("search_type");
+                let opts = f.options(&ty);
+                let value = if opts.is_empty() {
+                    kind.to_string()
+                } else {
+                    opts.iter().find(|o| o.to_ascii_lowercase().contains(kind)).cloned().ok_or_else(|| missing(format!("the search form's {ty} offers no '{kind}' ({})", opts.join(", "))))?
+                };
+                set(&mut fields, &ty, &value);
+                set(&mut fields, &fld("search_string"), &key);
+                Self::submit(&f, action, fields)
             }
             BuyRequest => {
-                let f = form(i.path())?;
+                let (f, action) = form(i)?;
                 let mut fields = f.fields.clone();
-                match f.field("C_ID").and_then(|c| c.parse::<u64>().ok()) {
+                let known = f.field(&fld("customer")).and_then(|c| c.trim().parse::<u64>().ok());
+                let ret = fld("returning");
+                match known {
                     Some(c) => {
                         let un = customer_uname(c);
-                        set(&mut fields, "RETURNING_FLAG", "Y");
-                        set(&mut fields, "UNAME", &un);
-                        set(&mut fields, "PASSWD", &un.to_lowercase());
+                        set(&mut fields, &ret, "Y");
+                        for role in ["uname", "passwd"] {
+                            if !f.has(&fld(role)) {
+                                return Err(missing(format!("the registration form has no {} field", fld(role))));
+                            }
+                        }
+                        set(&mut fields, &fld("uname"), &un);
+                        set(&mut fields, &fld("passwd"), &un.to_lowercase());
                     }
                     None => {
-                        set(&mut fields, "RETURNING_FLAG", "N");
+                        set(&mut fields, &ret, "N");
                         let first = *self.pick(&FIRST_NAMES).unwrap_or(&"Ada");
                         let last = *self.pick(&LAST_NAMES).unwrap_or(&"Baker");
                         let country = self.pick(&COUNTRIES[..12]).map(|c| c.0).unwrap_or("United States");
+                        let (y, m, d) = (1930 + self.rng.below(70) as i64, 1 + self.rng.below(12) as u32, 1 + self.rng.below(28) as u32);
                         let vals = [
-                            ("FNAME", first.to_string()),
-                            ("LNAME", last.to_string()),
-                            ("STREET1", format!("{} Elm St", 1 + self.rng.below(9999))),
-                            ("STREET2", String::new()),
-                            ("CITY", "Springfield".to_string()),
-                            ("STATE", "CA".to_string()),
-                            ("ZIP", format!("{:05}", self.rng.below(100_000))),
-                            ("COUNTRY", country.to_string()),
-                            ("PHONE", format!("{:010}", self.rng.below(10_000_000_000))),
-                            ("EMAIL", format!("{}.{}@example.com", first.to_lowercase(), last.to_lowercase())),
-                            ("BIRTHDATE", format!("{}-{:02}-{:02}", 1930 + self.rng.below(70), 1 + self.rng.below(12), 1 + self.rng.below(28))),
-                            ("DATA", "emulated browser".to_string()),
+                            ("fname", first.to_string()),
+                            ("lname", last.to_string()),
+                            ("street1", format!("{} Elm St", 1 + self.rng.below(9999))),
+                            ("street2", String::new()),
+                            ("city", "Springfield".to_string()),
+                            ("state", "CA".to_string()),
+                            ("zip", format!("{:05}", self.rng.below(100_000))),
+                            ("country", country.to_string()),
+                            ("phone", format!("{:010}", self.rng.below(10_000_000_000))),
+                            ("email", format!("{}.{}@example.com", first.to_lowercase(), last.to_lowercase())),
+                            ("birthdate", format_date(&site.formats.birthdate, y, m, d)),
+                            ("data", "emulated browser".to_string()),
                         ];
-                        for (k, v) in vals {
-                            set(&mut fields, k, &v);
+                        for (role, v) in vals {
+                            // Only the fields the form has.
+                            if f.has(&fld(role)) {
+                                set(&mut fields, &fld(role), &v);
+                            }
                         }
                     }
                 }
-                Plan { method: "POST", target: f.action.clone(), body: fields }
+                Self::submit(&f, action, fields)
             }
             BuyConfirm => {
-                let f = form(i.path())?;
+                let (f, action) = form(i)?;
                 let mut fields = f.fields.clone();
-                let cc = *self.pick(&CC_TYPES).unwrap_or(&"VISA");
-                set(&mut fields, "CC_TYPE", cc);
+                let choose = |eb: &mut Self, role: &str, fallback: &[&str]| -> String {
+                    let opts = f.options(&fld(role));
+                    if opts.is_empty() {
+                        eb.pick(fallback).map(|s| s.to_string()).unwrap_or_default()
+                    } else {
+                        eb.pick(opts).cloned().unwrap_or_default()
+                    }
+                };
+                let cc = choose(self, "cc_type", &CC_TYPES);
+                set(&mut fields, &fld("cc_type"), &cc);
                 let num: String = (0..16).map(|_| (b'0' + self.rng.below(10) as u8) as char).collect();
-                set(&mut fields, "CC_NUMBER", &num);
-                set(&mut fields, "CC_EXPIRY", &format!("{}-{:02}", 2027 + self.rng.below(4), 1 + self.rng.below(12)));
-                let ship = *self.pick(&SHIP_TYPES).unwrap_or(&"AIR");
-                set(&mut fields, "SHIPPING", ship);
+                set(&mut fields, &fld("cc_number"), &num);
+                if f.has(&fld("cc_name")) {
+                    let name = format!("{} {}", self.pick(&FIRST_NAMES).unwrap_or(&"Ada"), self.pick(&LAST_NAMES).unwrap_or(&"Baker"));
+                    set(&mut fields, &fld("cc_name"), &name);
+                }
+                let (y, m, d) = date_in(1 + self.rng.below(730));
+                set(&mut fields, &fld("cc_expiry"), &format_date(&site.formats.cc_expiry, y, m, d));
+                let ship = choose(self, "shipping", &SHIP_TYPES);
+                set(&mut fields, &fld("shipping"), &ship);
                 if self.rng.below(100) < 5 {
                     let country = self.pick(&COUNTRIES).map(|c| c.0).unwrap_or("Canada");
-                    for (k, v) in [
-                        ("STREET_1", format!("{} Harbor Rd", 1 + self.rng.below(999))),
-                        ("STREET_2", String::new()),
-                        ("CITY", "Kingston".into()),
-                        ("STATE", "ON".into()),
-                        ("ZIP", format!("{:05}", self.rng.below(100_000))),
-                        ("COUNTRY", country.into()),
+                    for (role, v) in [
+                        ("ship_street1", format!("{} Harbor Rd", 1 + self.rng.below(999))),
+                        ("ship_street2", String::new()),
+                        ("ship_city", "Kingston".into()),
+                        ("ship_state", "ON".into()),
+                        ("ship_zip", format!("{:05}", self.rng.below(100_000))),
+                        ("ship_country", country.into()),
                     ] {
-                        set(&mut fields, k, &v);
+                        if f.has(&fld(role)) {
+                            set(&mut fields, &fld(role), &v);
+                        }
                     }
                 }
-                Plan { method: "POST", target: f.action.clone(), body: fields }
+                Self::submit(&f, action, fields)
             }
             OrderDisplay => {
-                let f = form(i.path())?;
+                let (f, action) = form(i)?;
                 let mut fields = f.fields.clone();
-                let c = match f.field("C_ID").and_then(|c| c.parse::<u64>().ok()) {
-                    Some(c) => c,
-                    None => nurand(&mut self.rng, nurand_a_customers(self.customers), 1, self.customers),
+                let shown = f.field(&fld("uname")).map(str::trim).filter(|s| !s.is_empty()).map(str::to_string);
+                let un = match shown {
+                    Some(u) => u,
+                    None => {
+                        let c = match f.field(&fld("customer")).and_then(|c| c.trim().parse::<u64>().ok()) {
+                            Some(c) => c,
+                            None => nurand(&mut self.rng, nurand_a_customers(self.customers), 1, self.customers),
+                        };
+                        customer_uname(c)
+                    }
                 };
-                let un = customer_uname(c);
-                set(&mut fields, "UNAME", &un);
-                set(&mut fields, "PASSWD", &un.to_lowercase());
-                Plan { method: "POST", target: f.action.clone(), body: fields }
+                set(&mut fields, &fld("uname"), &un);
+                set(&mut fields, &fld("passwd"), &un.to_lowercase());
+                Self::submit(&f, action, fields)
             }
             AdminConfirm => {
-                let f = form(i.path())?;
+                // Only the new cost: the image fields keep what the form shows.
+                let (f, action) = form(i)?;
                 let mut fields = f.fields.clone();
-                let srp = f.field("I_SRP").and_then(|v| v.parse::<f64>().ok()).unwrap_or(10.0);
+                let cost_f = fld("new_cost");
+                if !f.has(&cost_f) {
+                    return Err(missing(format!("the admin form has no {cost_f} field")));
+                }
+                let srp = f.field("I_SRP").or(f.field(&cost_f)).and_then(|v| v.trim().trim_start_matches('$').parse::<f64>().ok()).filter(|x| x.is_finite() && *x > 0.0).unwrap_or(10.0);
                 let cost = srp * (1.0 - self.rng.below(6) as f64 / 10.0);
-                set(&mut fields, "I_NEW_COST", &format!("{cost:.2}"));
-                let r = 1 + self.rng.below(self.items);
-                set(&mut fields, "I_NEW_IMAGE", &format!("/img/item/{r}.png"));
-                set(&mut fields, "I_NEW_THUMBNAIL", &format!("/img/thumb/{r}.png"));
-                Plan { method: "POST", target: f.action.clone(), body: fields }
+                set(&mut fields, &cost_f, &format!("{cost:.*}", site.formats.cost_decimals as usize));
+                Self::submit(&f, action, fields)
             }
         })
     }
 
     fn trace_headers(&self) -> Vec<(&'static str, String)> {
-        if self.cfg.trace.is_some() {
+        if self.cfg.trace.is_some() && self.cfg.probe.is_none() {
             vec![("X-Interlab-Trace", "1".into()), ("X-Interlab-Req", format!("{}.{}", self.id, self.seq))]
         } else {
             vec![]
         }
     }
 
-    /// Runs one interaction: page request, checks, images. Errors carry T1.
-    fn interaction(&mut self, i: Interaction, prev: Option<&(Interaction, Page)>, sh: &Shared) -> Result<Done, (EbError, Duration, u64)> {
+    /// Sends the page request (following up to 5 redirects), keeping cookies. Returns the
+    /// response, the final URL and each request's bytes with its response.
+    fn fetch_page(&mut self, plan: &Plan, headers: &[(&'static str, String)]) -> Result<(Response, Uri, Vec<(usize, usize)>), EbError> {
+        let mut method = plan.method;
+        let mut url = plan.url.clone();
+        let mut body = if method == "POST" { build_query(&plan.body).into_bytes() } else { Vec::new() };
+        let mut wire = Vec::new();
+        for hop in 0..=5 {
+            if url.authority != self.base.authority {
+                return Err(bad(format!("{} leads off the site ({}), not followed", url.target(), url.authority)));
+            }
+            let mut h = headers.to_vec();
+            if let Some(c) = self.jar.header(&url.plain_path()) {
+                h.push(("Cookie", c));
+            }
+            let (resp, sent) = self.main.request(method, &url.target(), &h, &body).map_err(|e| EbError { kind: ErrorKind::of(&e), msg: format!("{method} {}: {e}", url.target()), status: 0 })?;
+            wire.push((sent, resp.bytes));
+            for c in resp.headers_all("set-cookie") {
+                self.jar.set(c, &url.plain_path());
+            }
+            let redirect = matches!(resp.status, 301 | 302 | 303 | 307 | 308);
+            match (redirect, resp.header("location").and_then(|l| url.resolve(l))) {
+                (true, Some(next)) if hop < 5 => {
+                    if resp.status == 303 || (method == "POST" && resp.status <= 302) {
+                        method = "GET";
+                        body.clear();
+                    }
+                    url = next;
+                }
+                _ => return Ok((resp, url, wire)),
+            }
+        }
+        Err(bad(format!("more than 5 redirects from {}", plan.url.target())))
+    }
+
+    /// Runs one interaction: page request, checks, images. Errors carry T1, its start and
+    /// the path asked for.
+    fn interaction(&mut self, i: Interaction, prev: Option<&Seen>, sh: &Shared) -> Result<Done, (EbError, Duration, u64, String)> {
         let t_us = now_us();
         let t1 = sh.start.elapsed();
-        let plan = self.plan(i, prev).map_err(|e| (e, t1, t_us))?;
+        let plan = self.plan(i, prev).map_err(|e| (e, t1, t_us, String::new()))?;
+        let asked = plan.url.plain_path();
+        let fail = |e: EbError| (e, t1, t_us, asked.clone());
         let headers = self.trace_headers();
-        let body = if plan.method == "POST" { build_query(&plan.body).into_bytes() } else { Vec::new() };
+        let probe = self.cfg.probe.clone();
+        let s0 = probe.as_ref().map(|p| p.sample());
         let mut browser = TierTrace::new(Tier::Browser);
         let mut web = TierTrace::new(Tier::Web);
         let mut below: Vec<TierTrace> = Vec::new();
-        let (resp, sent) = self.main.request(plan.method, &plan.target, &headers, &body).map_err(|e| (EbError { kind: ErrorKind::of(&e), msg: format!("{} {}: {e}", plan.method, short(&plan.target)), status: 0 }, t1, t_us))?;
-        browser.requests += 1;
-        browser.to_next.add(sent as u64);
-        browser.from_next.add(resp.bytes as u64);
+        let (resp, url, wire) = self.fetch_page(&plan, &headers).map_err(&fail)?;
+        let s1 = probe.as_ref().map(|p| p.sample());
+        for (sent, got) in &wire {
+            browser.requests += 1;
+            browser.to_next.add(*sent as u64);
+            browser.from_next.add(*got as u64);
+            sh.data().bytes += *got as u64;
+        }
         absorb(&resp, &mut web, &mut below);
-        sh.data().bytes += resp.bytes as u64;
+        let shown = url.target();
         if resp.status != 200 {
             let detail = String::from_utf8_lossy(&resp.body).chars().filter(|c| !c.is_control()).take(160).collect::<String>();
             let msg = match detail.find("class=\"err\">") {
                 Some(k) => detail[k + 12..].split('<').next().unwrap_or("").to_string(),
                 None => String::new(),
             };
-            return Err((EbError { kind: ErrorKind::Http, msg: format!("HTTP {} for {} {} {msg}", resp.status, plan.method, short(&plan.target)), status: resp.status }, t1, t_us));
+            return Err(fail(EbError { kind: ErrorKind::Http, msg: format!("HTTP {} for {} {shown} {msg}", resp.status, plan.method), status: resp.status }));
         }
-        let ctype = resp.header("content-type").unwrap_or("");
-        if !ctype.starts_with("text/html") {
-            return Err((bad(format!("{} returned {ctype}, not HTML", short(&plan.target))), t1, t_us));
+        let ctype = resp.header("content-type").unwrap_or("text/html");
+        if !ctype.trim().to_ascii_lowercase().starts_with("text/html") {
+            return Err(fail(bad(format!("{shown} returned {ctype}, not HTML"))));
         }
         let html = String::from_utf8_lossy(&resp.body);
         let page = scan(&html);
+        let got = url.relative_to(&self.base.path).and_then(|r| self.site.recognise(&r));
+        if got != Some(i) {
+            let what = got.map(|g| format!("a {} page", g.abbr())).unwrap_or_else(|| "a page the site profile does not know".into());
+            return Err(fail(bad(format!("asked for {} but {shown} is {what}", i.abbr()))));
+        }
         if !page.complete {
-            return Err((bad(format!("{} page is truncated or not HTML ({} bytes)", i.abbr(), resp.body.len())), t1, t_us));
+            return Err(fail(EbError {
+                kind: ErrorKind::Truncated,
+                msg: format!("site defect: the {} page at {shown} is truncated ({} bytes, no closing </html>)", i.abbr(), resp.body.len()),
+                status: 200,
+            }));
         }
-        if page.interaction.as_deref() != Some(i.abbr()) {
-            return Err((bad(format!("asked for {} but got a {} page", i.abbr(), page.interaction.as_deref().unwrap_or("unmarked"))), t1, t_us));
+        if self.site.marker && page.interaction.as_deref() != Some(i.abbr()) {
+            return Err(fail(bad(format!("asked for {} but {shown} is marked {}", i.abbr(), page.interaction.as_deref().unwrap_or("(no tpcw-interaction marker)")))));
         }
-        // Embedded images, re-fetched every time (no cache), over parallel connections.
-        let imgs = page.images.clone();
+        let seen = Seen { i, url, page };
+        // Embedded images, re-fetched every time (no cache), over parallel connections;
+        // images on another host are not fetched (the emulator talks to one site).
+        let ibase = seen.base();
+        let imgs: Vec<Uri> = seen.page.images.iter().filter_map(|s| ibase.resolve(s)).filter(|u| u.authority == self.base.authority).collect();
+        let cookie = self.jar.header(&self.base.path);
         let k = self.imgs.len().min(imgs.len()).max(1);
-        // Each image thread's own CPU time (the browser's share of the interaction includes it).
         let results: Vec<Result<ImageLane, EbError>> = if imgs.is_empty() {
             vec![]
         } else {
-            let hdr = headers.clone();
+            let mut hdr = headers.clone();
+            if let Some(c) = cookie {
+                hdr.push(("Cookie", c));
+            }
             std::thread::scope(|s| {
                 let mut hs = Vec::new();
                 for (c, client) in self.imgs.iter_mut().take(k).enumerate() {
-                    let mine: Vec<&String> = imgs.iter().skip(c).step_by(k).collect();
+                    let mine: Vec<&Uri> = imgs.iter().skip(c).step_by(k).collect();
                     let hdr = &hdr;
                     hs.push(s.spawn(move || -> Result<ImageLane, EbError> {
                         let c0 = thread_cpu_ns();
                         let mut out = Vec::new();
                         for src in mine {
-                            let (r, n) = client.request("GET", src, hdr, b"").map_err(|e| EbError { kind: ErrorKind::of(&e), msg: format!("image {src}: {e}"), status: 0 })?;
+                            let t = src.target();
+                            let (r, n) = client.request("GET", &t, hdr, b"").map_err(|e| EbError { kind: ErrorKind::of(&e), msg: format!("image {t}: {e}"), status: 0 })?;
                             if r.status != 200 {
-                                return Err(EbError { kind: ErrorKind::Http, msg: format!("HTTP {} for image {src}", r.status), status: r.status });
+                                return Err(EbError { kind: ErrorKind::Http, msg: format!("HTTP {} for image {t}", r.status), status: r.status });
                             }
-                            if !r.body.starts_with(b"\x89PNG\r\n\x1a\n") {
-                                return Err(bad(format!("image {src} is not a PNG")));
+                            if !is_image(&r) {
+                                return Err(bad(format!("image {t} is {}, not an image", r.header("content-type").unwrap_or("untyped"))));
                             }
                             out.push((r, n));
                         }
@@ -926,7 +1181,7 @@ impl<'a> Eb<'a> {
         let mut n_img = 0u32;
         let mut img_cpu_ns = 0;
         for r in results {
-            let (v, cpu) = r.map_err(|e| (e, t1, t_us))?;
+            let (v, cpu) = r.map_err(&fail)?;
             img_cpu_ns += cpu;
             for (resp, sent) in v {
                 n_img += 1;
@@ -940,11 +1195,16 @@ impl<'a> Eb<'a> {
         let t2 = sh.start.elapsed();
         sh.data().images += n_img as u64;
         let mut tiers = vec![browser];
-        if self.cfg.trace.is_some() {
+        if let (Some(p), Some(s0), Some(s1)) = (&probe, &s0, &s1) {
+            let s2 = p.sample();
+            let (req, resp_bytes) = wire.last().map(|w| (w.0 as u64, w.1 as u64)).unwrap_or((0, 0));
+            tiers.extend(p.tiers(s0, s1, &s2, req, resp_bytes));
+        } else if self.cfg.trace.is_some() {
             tiers.push(web);
             tiers.extend(below);
         }
-        Ok(Done { page, wirt: t2 - t1, t2, images: n_img, img_cpu_ns, tiers, t_us, status: 200 })
+        let path = seen.url.plain_path();
+        Ok(Done { seen: Some(seen), wirt: t2 - t1, t2, images: n_img, img_cpu_ns, tiers, t_us, status: 200, path })
     }
 }
 
@@ -953,10 +1213,6 @@ fn set(fields: &mut Vec<(String, String)>, k: &str, v: &str) {
         Some(x) => x.1 = v.to_string(),
         None => fields.push((k.to_string(), v.to_string())),
     }
-}
-
-fn short(t: &str) -> &str {
-    t.split('?').next().unwrap_or(t)
 }
 
 /// Adds the server's `X-Interlab-Trace` shares of one response.

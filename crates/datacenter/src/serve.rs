@@ -81,6 +81,8 @@ pub struct ServeOptions {
     /// Web tier: browser connections per client address (None: 3/4 of max_connections).
     pub max_per_client: Option<usize>,
     pub inner: Inner,
+    /// Web tier: serve the strict servlet-style site with this session mode.
+    pub strict: Option<crate::strict::Sessions>,
     pub allow_faults: bool,
     pub quiet: bool,
 }
@@ -207,6 +209,7 @@ fn run_one(opts: &ServeOptions, tier: TierSel) -> Result<(), String> {
                 max_per_client: opts.max_per_client.unwrap_or_else(|| webtier::default_max_per_client(opts.max_connections)),
                 trace,
                 quiet: opts.quiet,
+                strict: opts.strict.map(|m| std::sync::Arc::new(crate::strict::Strict::new(m, opts.populate.seed))),
             };
             let app = opts.app_tier.clone();
             webtier::serve(cfg, |a| banner(&format!("interlab datacenter web: listening on http://{a}/ (application tier {app})")))
@@ -332,6 +335,9 @@ fn run_all(opts: &ServeOptions, child: &ChildCommand) -> Result<(), String> {
         }
         if let Some(p) = &opts.trace {
             a.extend(["--trace".into(), p.display().to_string()]);
+        }
+        if let Some(m) = opts.strict {
+            a.extend(["--strict".into(), "--strict-sessions".into(), m.name().into()]);
         }
         a.extend(common(opts));
         let (t, url) = spawn_tier(child, "web", a)?;

@@ -9,7 +9,8 @@
 
 use crate::apptier::{AppReq, AppResp};
 use crate::cpu::thread_cpu_ns;
-use crate::http::{read_request, write_response, HttpError, HttpStream, Request};
+use crate::http::{read_request, write_response, write_response_framed, Framing, HttpError, HttpStream, Request};
+use crate::strict::{Route, Strict};
 use crate::image;
 use crate::tpcw::Interaction;
 use crate::trace::{now_us, Kind, Source, Tier, TierTrace, TraceRecord, TraceWriter, TRACE_VERSION};
@@ -38,6 +39,8 @@ pub struct WebConfig {
     pub max_per_client: usize,
     pub trace: Option<TraceWriter>,
     pub quiet: bool,
+    /// Serve the store as a strict servlet-style site (`serve --strict`).
+    pub strict: Option<Arc<Strict>>,
 }
 
 /// Image bytes cached in memory, at most.
@@ -57,7 +60,15 @@ impl Web {
         if let Some(b) = self.images.lock().ok()?.0.get(path) {
             return Some(b.clone());
         }
-        let b = Arc::new(image::for_path(path)?);
+        let b = Arc::new(match path.strip_prefix("strict-gif:").or(path.strip_prefix("strict-jpg:")) {
+            // The strict site's GIF / JPEG of the PNG's size.
+            Some(png) => {
+                let n = self.image(png)?.len();
+                let seed = png.bytes().fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(b as u64));
+                if path.starts_with("strict-gif:") { image::gif(seed, n) } else { image::jpeg(n) }
+            }
+            None => image::for_path(path)?,
+        });
         if let Ok(mut g) = self.images.lock() {
             if g.1 + b.len() > IMAGE_CACHE_BYTES {
                 g.0.clear();
@@ -141,6 +152,61 @@ fn route(web: &Web, req: &Request, trace: bool) -> Out {
     }
 }
 
+/// The strict site (see [`crate::strict`]): returns what to send and how to frame it.
+fn strict_route(web: &Web, st: &Strict, req: &Request, trace: bool) -> (Out, Framing) {
+    match st.route(&req.path) {
+        Route::NotFound => (plain(404, &format!("no page at {}; the store starts at /tpcw/TPCW_home_interaction", req.path)), Framing::Length),
+        Route::Image(png, jpeg) => {
+            if req.method != "GET" {
+                let mut o = plain(405, "images are GET only");
+                o.extra.push(("Allow", "GET".into()));
+                return (o, Framing::Length);
+            }
+            let key = format!("{}{png}", if jpeg { "strict-jpg:" } else { "strict-gif:" });
+            match web.image(&key) {
+                Some(b) => {
+                    let ctype = if jpeg { "image/jpeg" } else { "image/gif" };
+                    let o = Out { status: 200, ctype: ctype.into(), body: b, kind: Kind::Image, interaction: None, below: vec![], web: TierTrace::new(Tier::Web), extra: vec![] };
+                    // JPEGs close-delimited, GIFs with a length.
+                    (o, if jpeg { Framing::Close } else { Framing::Length })
+                }
+                None => {
+                    let mut o = plain(404, "no such image");
+                    o.kind = Kind::Image;
+                    (o, Framing::Length)
+                }
+            }
+        }
+        Route::Page(i) => {
+            if req.method != "GET" {
+                let mut o = plain(405, "this site's servlets answer GET only");
+                o.extra.push(("Allow", "GET".into()));
+                o.interaction = Some(i);
+                return (o, Framing::Chunked(4096));
+            }
+            let (sid, new) = match st.known(&req.path, req.header("cookie")) {
+                Some(id) => (id, false),
+                None if i == Interaction::Home => (st.open(), true),
+                None => {
+                    let mut o = plain(400, &format!("no session: {} needs the session id (by {})", i.name(), st.sessions.name()));
+                    o.interaction = Some(i);
+                    return (o, Framing::Chunked(4096));
+                }
+            };
+            let mut inner = req.clone();
+            inner.path = i.path().to_string();
+            let mut o = route(web, &inner, trace);
+            if o.ctype.starts_with("text/html") {
+                o.body = Arc::new(st.rewrite(&String::from_utf8_lossy(&o.body), &sid).into_bytes());
+            }
+            if new && st.sessions == crate::strict::Sessions::Cookie {
+                o.extra.push(("Set-Cookie", format!("JSESSIONID={sid}; Path=/tpcw; HttpOnly")));
+            }
+            (o, Framing::Chunked(4096))
+        }
+    }
+}
+
 /// Splits `X-Interlab-Req: EB.SEQ`.
 fn req_id(req: &Request) -> (Option<u32>, Option<u64>) {
     match req.header("x-interlab-req").and_then(|v| v.split_once('.')) {
@@ -180,7 +246,10 @@ fn connection(web: &Web, conn: crate::wire::Conn) {
         let t_us = now_us();
         let client_trace = req.header("x-interlab-trace") == Some("1");
         let trace = client_trace || web.cfg.trace.is_some();
-        let mut out = route(web, &req, trace);
+        let (mut out, framing) = match &web.cfg.strict {
+            Some(st) => strict_route(web, st, &req, trace),
+            None => (route(web, &req, trace), Framing::Length),
+        };
         out.web.requests = 1;
         out.web.cpu_ns = thread_cpu_ns().saturating_sub(c0);
         out.web.wall_ns = t0.elapsed().as_nanos() as u64;
@@ -190,8 +259,8 @@ fn connection(web: &Web, conn: crate::wire::Conn) {
         if client_trace {
             extra.push(("X-Interlab-Trace", serde_json::to_string(&tiers).unwrap_or_default()));
         }
-        let keep = req.keep_alive();
-        let wrote = write_response(&mut s.conn, out.status, &out.ctype, &extra, &out.body, keep);
+        let keep = req.keep_alive() && framing != Framing::Close;
+        let wrote = write_response_framed(&mut s.conn, out.status, &out.ctype, &extra, &out.body, keep, framing);
         if let Some(w) = &web.cfg.trace {
             let (eb, seq) = req_id(&req);
             w.write(&TraceRecord {

@@ -22,6 +22,7 @@ fn web(request_timeout: Duration, max_per_client: usize) -> SocketAddr {
         max_per_client,
         trace: None,
         quiet: true,
+        strict: None,
     };
     std::thread::spawn(move || {
         let _ = serve(cfg, |a| tx.send(a.to_string()).unwrap());
