@@ -6,6 +6,7 @@
 //! [`ResultRecord`](interlab_patterns::ResultRecord) per point.
 
 pub mod calibrate;
+pub mod calibrate_mpi;
 pub mod live;
 pub mod toolout;
 mod run;
