@@ -3,11 +3,12 @@
 # as ratios: latency = interlab / mpi4py (target <= 1.05), ping-pong bandwidth (size / one-way
 # latency) = interlab / mpi4py (target >= 0.95). Both run 2 ranks under the same mpirun
 # options on the same library, alternately (A B A B ...), ROUNDS times; the best of each
-# (lowest latency per size) is compared, so a burst of load on a shared machine hits neither
-# side alone. Counts are the same on both sides (mpi4py's rules: 100 + 10000 round trips up
-# to 16 KiB, 10 + 1000 up to 1 MiB, then 10 + 100).
+# (lowest mean latency per size) is compared, so a burst of load on a shared machine hits
+# neither side alone. Both report the mean one-way latency (round trip / 2) over the same
+# counts: 100 + 2000 round trips up to 16 KiB, 10 + 200 up to 1 MiB, then 5 + 40 (mpi4py's
+# size classes, shorter than its defaults so that a round fits between bursts of load).
 #
-#   scripts/bench-mpi-vs-mpi4py.sh [ROUNDS]        (default 3)
+#   scripts/bench-mpi-vs-mpi4py.sh [ROUNDS]        (default 5)
 #
 # Needs Open MPI (apt-get install openmpi-bin libopenmpi-dev) and mpi4py 4 or later (Debian's
 # python3-mpi4py 3.1 has no `bench pingpong`): when `python3 -m mpi4py.bench pingpong` is not
@@ -15,7 +16,7 @@
 # ${INTERLAB_MPI4PY_VENV:-$HOME/.cache/interlab-mpi4py} (its wheels load the system's Open MPI).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-rounds=${1:-3}
+rounds=${1:-5}
 case "$rounds" in ''|*[!0-9]*) echo "ROUNDS must be a number (1 to 20), got '$rounds'" >&2; exit 2;; esac
 [ "$rounds" -ge 1 ] && [ "$rounds" -le 20 ] || { echo "ROUNDS must be 1 to 20" >&2; exit 2; }
 command -v mpirun >/dev/null || { echo "mpirun not found: apt-get install openmpi-bin libopenmpi-dev" >&2; exit 1; }
@@ -43,14 +44,14 @@ trap 'rm -rf "$tmp"' EXIT
 run_interlab() {
   local out=$1
   : >"$out"
-  timeout 600 mpirun "${mpirun_opts[@]}" "$bin" mpi latency --sizes 1..16K --warmup 100 --iterations 10000 --json "$tmp/a.jsonl" --quiet
-  timeout 600 mpirun "${mpirun_opts[@]}" "$bin" mpi latency --sizes 32K..1M --warmup 10 --iterations 1000 --json "$tmp/b.jsonl" --quiet
-  timeout 600 mpirun "${mpirun_opts[@]}" "$bin" mpi latency --sizes 2M..4M --warmup 10 --iterations 100 --json "$tmp/c.jsonl" --quiet
+  timeout 600 mpirun "${mpirun_opts[@]}" "$bin" mpi latency --sizes 1..16K --warmup 100 --iterations 2000 --json "$tmp/a.jsonl" --quiet >/dev/null
+  timeout 600 mpirun "${mpirun_opts[@]}" "$bin" mpi latency --sizes 32K..1M --warmup 10 --iterations 200 --json "$tmp/b.jsonl" --quiet >/dev/null
+  timeout 600 mpirun "${mpirun_opts[@]}" "$bin" mpi latency --sizes 2M..4M --warmup 5 --iterations 40 --json "$tmp/c.jsonl" --quiet >/dev/null
   cat "$tmp/a.jsonl" "$tmp/b.jsonl" "$tmp/c.jsonl" >"$out"
 }
 run_mpi4py() {
-  timeout 600 mpirun "${mpirun_opts[@]}" "$py" -m mpi4py.bench pingpong -m 1 -n 4194304 -a none \
-    --skip-huge 10 --loop-huge 100 --no-header >"$1"
+  timeout 600 mpirun "${mpirun_opts[@]}" "$py" -m mpi4py.bench pingpong -m 1 -n 4194304 -a none -s 100 -l 2000 \
+    --skip-large 10 --loop-large 200 --skip-huge 5 --loop-huge 40 --no-header >"$1"
 }
 for r in $(seq 1 "$rounds"); do
   echo "round $r/$rounds" >&2
@@ -58,9 +59,9 @@ for r in $(seq 1 "$rounds"); do
   run_mpi4py "$tmp/mpi4py.$r"
 done
 
-python3 - "$tmp" "$rounds" "$("$py" -c 'import mpi4py; print(mpi4py.__version__)')" <<'EOF'
+python3 - "$tmp" "$rounds" "$("$py" -c 'import mpi4py; print(mpi4py.__version__)')" "$(cut -d' ' -f1-3 /proc/loadavg)" "$(nproc)" <<'EOF'
 import json, math, sys
-tmp, rounds, version = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+tmp, rounds, version, load, cpus = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
 il, mp = {}, {}
 for r in range(1, rounds + 1):
     for line in open(f"{tmp}/interlab.{r}"):
@@ -73,7 +74,7 @@ for r in range(1, rounds + 1):
         f = line.split()
         s, t = int(f[0]), float(f[3]) * 1e6      # size, mean one-way time (s -> us)
         mp[s] = min(mp.get(s, math.inf), t)
-print(f"interlab mpi latency vs mpi4py {version} bench pingpong; 2 ranks, best of {rounds} alternating runs")
+print(f"interlab mpi latency vs mpi4py {version} bench pingpong; 2 ranks, best of {rounds} alternating runs; load average {load} on {cpus} CPUs")
 print(f"{'bytes':>9} {'interlab us':>12} {'mpi4py us':>12} {'lat ratio':>10} {'interlab MB/s':>14} {'mpi4py MB/s':>12} {'bw ratio':>9}")
 lat_r, bw_r = [], []
 for s in sorted(set(il) & set(mp)):

@@ -94,6 +94,25 @@ pub fn run(l: &Launch, job: &MpiJob) -> Result<(String, String), String> {
     Ok((text, shown))
 }
 
+/// The live engine's MPI runner for `exp` (`run --engine live|both`): each MPI series under
+/// `mpirun -np 2`. A spec with MPI series needs mpirun on PATH, checked here before anything runs.
+pub fn runner(exp: &interlab_experiment::Experiment) -> Result<interlab_experiment::live::MpiRunner, String> {
+    if let Some(s) = exp.series.iter().find(|s| s.setup.mpi.is_some()) {
+        let found = Command::new("mpirun").arg("--version").stdout(Stdio::null()).stderr(Stdio::null()).status().map(|s| s.success()).unwrap_or(false);
+        if !found {
+            return Err(format!(
+                "{}: key `mpi` (series `{}`): live MPI runs under mpirun, which is not installed (apt-get install openmpi-bin libopenmpi-dev); or run with --engine model",
+                exp.file, s.label
+            ));
+        }
+    }
+    Ok(std::sync::Arc::new(|job: &interlab_experiment::live_mpi::MpiSeriesJob| {
+        let sizes = job.sizes.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(",");
+        let j = MpiJob { pattern: job.pattern, sizes, window: (job.pattern != "latency").then_some(job.window), warmup: Some(job.warmup), iterations: Some(job.iterations) };
+        run(&Launch::default(), &j).map(|(text, _)| text)
+    }))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

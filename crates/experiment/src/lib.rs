@@ -8,6 +8,7 @@
 pub mod calibrate;
 pub mod calibrate_mpi;
 pub mod live;
+pub mod live_mpi;
 pub mod toolout;
 mod run;
 mod spec;
