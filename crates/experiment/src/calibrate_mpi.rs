@@ -32,8 +32,9 @@ const COPY_MAX_MBPS: f64 = 1.0e6;
 pub struct MpiPoint {
     /// Message size, bytes.
     pub size: u64,
-    /// Latency: the median one-way latency (us; the mean when the record has no summary);
-    /// bandwidth: MB/s (10^6 bytes/s).
+    /// The median of the record's samples when it has a summary (latency: each round trip
+    /// / 2, us; bandwidth: each window, MB/s = 10^6 bytes/s), else its value: medians are
+    /// what a shared, loaded machine moves least.
     pub value: f64,
     /// Messages per window (bandwidth; 1 for latency).
     pub window: u32,
@@ -74,7 +75,8 @@ pub fn read_records(file: &str, text: &str, into: &mut MpiLive) -> Result<(), St
                 into.latency.push(MpiPoint { size, value: bounded(v, "latency (summary.p50 or value, us)")?, window: 1, source: at });
             }
             "bandwidth" => {
-                let v = bounded(r.get("value").and_then(|v| v.as_f64()), "value (MB/s)")?;
+                let v = r.get("summary").and_then(|x| x.get("p50")).and_then(|v| v.as_f64()).or_else(|| r.get("value").and_then(|v| v.as_f64()));
+                let v = bounded(v, "bandwidth (summary.p50 or value, MB/s)")?;
                 into.bandwidth.push(MpiPoint { size, value: v, window, source: at });
             }
             _ => continue,
@@ -324,11 +326,12 @@ mod tests {
     #[test]
     fn records_are_read_with_medians_and_wrong_ones_named() {
         let mut l = MpiLive::default();
-        let text = format!("{}\n\n{}\n{}\n", rec("latency", 8, 0.9, Some(0.5)), rec("bandwidth", 4096, 900.0, None), rec("bibw", 4096, 1800.0, None));
+        let text = format!("{}\n\n{}\n{}\n{}\n", rec("latency", 8, 0.9, Some(0.5)), rec("bandwidth", 4096, 900.0, None), rec("bibw", 4096, 1800.0, None), rec("bandwidth", 8192, 700.0, Some(1100.0)));
         read_records("a.jsonl", &text, &mut l).unwrap();
         assert_eq!(l.latency, vec![MpiPoint { size: 8, value: 0.5, window: 1, source: "a.jsonl:1".into() }]);
         assert_eq!(l.bandwidth[0].window, 64);
         assert_eq!(l.bandwidth[0].source, "a.jsonl:3");
+        assert_eq!((l.bandwidth[0].value, l.bandwidth[1].value), (900.0, 1100.0), "the median when there is one");
         assert_eq!(l.hosts, vec!["h0", "h1"]);
         let tcp = rec("latency", 8, 1.0, None).replace("\"mpi\"", "\"tcp\"");
         let e = read_records("b.jsonl", &tcp, &mut l).unwrap_err();
