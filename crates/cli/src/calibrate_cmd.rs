@@ -19,7 +19,7 @@ use std::time::Duration;
 #[derive(Args)]
 pub struct CalibrateArgs {
     /// The daemon (`interlab serve`) to measure against, HOST[:PORT].
-    #[arg(long, value_name = "HOST[:PORT]", required_unless_present = "from")]
+    #[arg(long, value_name = "HOST[:PORT]", required_unless_present_any = ["from", "mpi", "mpi_run"])]
     peer: Option<String>,
     /// Instead of measuring: the text output of perftest (ib_write_lat, ib_send_lat,
     /// ib_read_lat, ib_write_bw, ib_send_bw, ib_read_bw) or OSU (osu_latency, osu_bw,
@@ -33,18 +33,32 @@ pub struct CalibrateArgs {
     /// input constrains is refused.
     #[arg(long, value_name = "KEY,...", value_delimiter = ',', requires = "from")]
     fit: Vec<String>,
+    /// Fit the profile's [mpi] section (overhead, eager threshold, copy rate) to the records
+    /// of `interlab mpi latency|bw --json FILE` (repeat for several files); writes --profile
+    /// and prints model vs live per size (docs/mpi.md).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["peer", "from", "compare", "check"])]
+    pub(crate) mpi: Vec<PathBuf>,
+    /// As --mpi, measuring first: runs `mpirun -np 2 interlab mpi latency` and `... bw` itself.
+    #[arg(long, conflicts_with_all = ["peer", "from", "compare", "check"])]
+    pub(crate) mpi_run: bool,
+    /// Sizes of --mpi-run (a power-of-two sweep finds the eager threshold).
+    #[arg(long, default_value = "1..1M", value_name = "SIZES")]
+    pub(crate) mpi_sizes: String,
+    /// An option for mpirun with --mpi-run (repeatable), e.g. --mpirun-arg=--hostfile --mpirun-arg=hf.
+    #[arg(long, value_name = "ARG", allow_hyphen_values = true)]
+    pub(crate) mpirun_arg: Vec<String>,
     /// Profile file to write (with --check: to read).
     #[arg(long, value_name = "PROFILE.toml", required_unless_present = "from")]
-    profile: Option<PathBuf>,
+    pub(crate) profile: Option<PathBuf>,
     /// Built-in profile (or profile file) whose other sections and keys are kept.
     #[arg(long, default_value = "r805-connectx-ddr")]
-    base: String,
+    pub(crate) base: String,
     /// Id of the written profile (default: calibrated-<host>).
     #[arg(long)]
-    id: Option<String>,
+    pub(crate) id: Option<String>,
     /// Shorter measurements (a few seconds in all).
     #[arg(long)]
-    quick: bool,
+    pub(crate) quick: bool,
     /// After writing the profile, run the model with it and the same patterns live; print
     /// model vs live and write them to JSON.
     #[arg(long)]
@@ -55,7 +69,7 @@ pub struct CalibrateArgs {
     /// The comparison as JSON, to FILE or (without one, or `-`) to standard output (default
     /// with --compare/--check: PROFILE.compare.json beside --profile).
     #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
-    json: Option<PathBuf>,
+    pub(crate) json: Option<PathBuf>,
     /// Keep the base profile's [bus] even when it is slower than the measured path.
     #[arg(long)]
     keep_bus: bool,
@@ -70,10 +84,10 @@ pub struct CalibrateArgs {
     connect_timeout: Duration,
     /// No progress lines.
     #[arg(long, short)]
-    quiet: bool,
+    pub(crate) quiet: bool,
 }
 
-fn base_text(base: &str) -> Result<String, String> {
+pub(crate) fn base_text(base: &str) -> Result<String, String> {
     if let Some((_, t)) = interlab_model::profile::BUILTIN.iter().find(|(id, _)| *id == base) {
         return Ok(t.to_string());
     }
@@ -259,6 +273,9 @@ fn fmt_num(x: f64) -> String {
 pub fn run(a: CalibrateArgs) -> CmdResult {
     if !a.from.is_empty() {
         return from_files(&a);
+    }
+    if !a.mpi.is_empty() || a.mpi_run {
+        return crate::calibrate_mpi_cmd::run(&a);
     }
     let (Some(peer_text), Some(profile_path)) = (a.peer.clone(), a.profile.clone()) else {
         return Err("--peer and --profile are needed unless --from gives tool outputs".into());

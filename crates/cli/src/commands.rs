@@ -158,7 +158,7 @@ pub fn run(a: RunArgs) -> CmdResult {
         Engine::Model => None,
         Engine::Live | Engine::Both => {
             let token = crate::live_cmd::token(&a.auth_token, &a.auth_token_file)?;
-            let t = LiveTarget::new(&exp, &a.peers, token, a.connect_timeout)?;
+            let t = LiveTarget::with_mpi(&exp, &a.peers, token, a.connect_timeout, Some(crate::mpi_launch::runner(&exp)?))?;
             // Everything the live engine cannot run is refused before anything runs.
             interlab_experiment::live::live_points(&exp, &t)?;
             Some(t)

@@ -3,12 +3,14 @@
 #[macro_use]
 mod conv;
 mod calibrate_cmd;
+mod calibrate_mpi_cmd;
 mod cluster_cmd;
 mod commands;
 mod datacenter_cmd;
 mod live_cmd;
 mod mpi_cmd;
 mod mpi_ffi;
+mod mpi_launch;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;

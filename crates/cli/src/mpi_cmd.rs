@@ -168,8 +168,8 @@ fn window_once(mpi: &Mpi, sender: bool, peer: i32, sbuf: &[u8], rbuf: &mut [u8],
 }
 
 /// Windowed bandwidth between `pairs` pairs (rank i < pairs sends to i + pairs); returns
-/// this rank's measured seconds when it is a sender.
-fn windowed(mpi: &Mpi, rank: i32, pairs: i32, size: usize, window: u32, warmup: u32, iters: u32) -> Result<Option<f64>, String> {
+/// this rank's measured seconds, in all and per window, when it is a sender.
+fn windowed(mpi: &Mpi, rank: i32, pairs: i32, size: usize, window: u32, warmup: u32, iters: u32) -> Result<Option<(f64, Vec<f64>)>, String> {
     let sbuf = vec![b'a'; size];
     let mut rbuf = vec![0u8; size];
     let mut ack = vec![0u8; 4];
@@ -182,21 +182,30 @@ fn windowed(mpi: &Mpi, rank: i32, pairs: i32, size: usize, window: u32, warmup: 
 }
 
 /// Runs `round` `warmup + iters` times on every rank and returns the seconds of the measured
-/// rounds: the clock starts after the warm-up, at a barrier all ranks pass (OSU's loop).
-fn timed_rounds(mpi: &Mpi, warmup: u32, iters: u32, mut round: impl FnMut() -> Result<(), String>) -> Result<f64, String> {
+/// rounds, in all and each: the clock starts after the warm-up, at a barrier all ranks pass
+/// (OSU's loop); one clock read per round gives each round's time.
+fn timed_rounds(mpi: &Mpi, warmup: u32, iters: u32, mut round: impl FnMut() -> Result<(), String>) -> Result<(f64, Vec<f64>), String> {
     mpi.barrier()?;
     let mut start = Instant::now();
+    let mut last = start;
+    let mut each = Vec::with_capacity(iters as usize);
     for i in 0..warmup + iters {
         if i == warmup {
             mpi.barrier()?;
             start = Instant::now();
+            last = start;
         }
         round()?;
+        if i >= warmup {
+            let now = Instant::now();
+            each.push((now - last).as_secs_f64());
+            last = now;
+        }
     }
-    Ok(start.elapsed().as_secs_f64())
+    Ok((start.elapsed().as_secs_f64(), each))
 }
 
-fn bibw(mpi: &Mpi, rank: i32, size: usize, window: u32, warmup: u32, iters: u32) -> Result<Option<f64>, String> {
+fn bibw(mpi: &Mpi, rank: i32, size: usize, window: u32, warmup: u32, iters: u32) -> Result<Option<(f64, Vec<f64>)>, String> {
     let sbuf = vec![b'a'; size];
     let mut rbuf = vec![0u8; size];
     let w = window as usize;
@@ -246,13 +255,16 @@ fn measure(mpi: &Mpi, p: Pat, rank: i32, nranks: i32, size: u64, window: u32, wa
     let n = usize::try_from(size).map_err(|_| "size too large".to_string())?;
     let mb = |secs: f64, streams: f64| size as f64 * window as f64 * iters as f64 * streams / secs / 1e6;
     let msgs = |secs: f64, streams: f64| window as f64 * iters as f64 * streams / secs;
+    // The value is OSU's (all bytes over all the time); the summary is each window's
+    // bandwidth, whose median a burst of load on a shared machine barely moves.
+    let per_window = |each: &[f64], streams: f64| Summary::of(&each.iter().map(|t| size as f64 * window as f64 * streams / t / 1e6).collect::<Vec<_>>());
     Ok(match p {
         Pat::Latency => latency(mpi, rank, n, warmup, iters)?,
-        Pat::Bw => windowed(mpi, rank, 1, n, window, warmup, iters)?.filter(|_| rank == 0).map(|s| Measured { value: mb(s, 1.0), summary: None, rate_per_s: msgs(s, 1.0) }),
-        Pat::Bibw => bibw(mpi, rank, n, window, warmup, iters)?.map(|s| Measured { value: mb(s, 2.0), summary: None, rate_per_s: msgs(s, 2.0) }),
+        Pat::Bw => windowed(mpi, rank, 1, n, window, warmup, iters)?.filter(|_| rank == 0).map(|(s, each)| Measured { value: mb(s, 1.0), summary: per_window(&each, 1.0), rate_per_s: msgs(s, 1.0) }),
+        Pat::Bibw => bibw(mpi, rank, n, window, warmup, iters)?.map(|(s, each)| Measured { value: mb(s, 2.0), summary: per_window(&each, 2.0), rate_per_s: msgs(s, 2.0) }),
         Pat::MultiPair => {
             let pairs = nranks / 2;
-            let mine = windowed(mpi, rank, pairs, n, window, warmup, iters)?;
+            let mine = windowed(mpi, rank, pairs, n, window, warmup, iters)?.map(|(s, _)| s);
             let s = slowest(mpi, rank, pairs, mine)?;
             (rank == 0).then(|| Measured { value: mb(s, pairs as f64), summary: None, rate_per_s: msgs(s, pairs as f64) })
         }

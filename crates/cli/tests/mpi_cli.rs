@@ -172,3 +172,76 @@ fn interlab_beside_a_c_reference() {
     eprintln!("{}", lines.join("\n"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn calibrate_fits_mpi_from_a_live_run_and_writes_a_loadable_profile() {
+    if !mpi_available() {
+        return;
+    }
+    let _g = serial();
+    let dir = std::env::temp_dir().join(format!("interlab-mpi-cal-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let prof = dir.join("mpi.toml");
+    let json = dir.join("cal.json");
+    // calibrate runs mpirun itself (latency and bw), fits, writes, compares.
+    let o = bin()
+        .args(["calibrate", "--mpi-run", "--quick", "--mpi-sizes", "1..64K", "--base", "epyc-hdr-pcie4", "--profile", prof.to_str().unwrap(), "--json", json.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let t = std::fs::read_to_string(&prof).unwrap();
+    for key in ["eager_threshold_bytes", "overhead_ns", "copy_mbytes_per_s"] {
+        let line = t.lines().find(|l| l.starts_with(&format!("{key} = "))).unwrap_or_else(|| panic!("{key} missing:\n{t}"));
+        assert!(line.contains("C: fitted by interlab calibrate --mpi"), "{line}");
+    }
+    // The model ran with the written profile at every live point.
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let rows = doc["rows"].as_array().unwrap();
+    assert_eq!(rows.iter().filter(|r| r["pattern"] == "latency").count(), 17, "{doc}");
+    assert!(rows.iter().all(|r| r["model"].as_f64().is_some_and(|m| m > 0.0) && r["live"].as_f64().is_some_and(|l| l > 0.0)), "{doc}");
+    // Records written by `interlab mpi --json` feed the same fit.
+    let lat = dir.join("lat.jsonl");
+    let o = mpirun(2, interlab(), &["mpi", "latency", "--sizes", "1..16K", "--iterations", "200", "--json", lat.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o));
+    let o = bin().args(["calibrate", "--mpi", lat.to_str().unwrap(), "--profile", dir.join("b.toml").to_str().unwrap()]).output().unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("lat.jsonl:1"), "{}", text(&o));
+    // A record that is not MPI is refused naming the file and line.
+    let bad = dir.join("bad.jsonl");
+    std::fs::write(&bad, std::fs::read_to_string(&lat).unwrap().replacen("\"transport\":\"mpi\"", "\"transport\":\"tcp\"", 1)).unwrap();
+    let o = bin().args(["calibrate", "--mpi", bad.to_str().unwrap(), "--profile", dir.join("c.toml").to_str().unwrap()]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("bad.jsonl:1"), "{}", text(&o));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn run_engine_both_lays_live_mpi_beside_the_model() {
+    if !mpi_available() {
+        return;
+    }
+    let _g = serial();
+    let dir = std::env::temp_dir().join(format!("interlab-mpi-both-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let spec = dir.join("mpi.toml");
+    std::fs::write(
+        &spec,
+        "[experiment]\nname = \"mpi-both\"\nprofile = \"xeon-mt25208-pcie\"\nengine = \"both\"\n[pattern]\nkind = \"bandwidth\"\nop = \"send\"\nsizes = \"1K,64K\"\nwindow = 16\nwarmup = 2\niterations = 10\n[[series]]\nlabel = \"MPI bw\"\nmpi = \"rc\"\n",
+    )
+    .unwrap();
+    let out = dir.join("out");
+    let o = bin().args(["run", spec.to_str().unwrap(), "--out", out.to_str().unwrap(), "-q"]).output().unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("MPI bw (model)") && text(&o).contains("MPI bw (live)") && text(&o).contains("live/model"), "{}", text(&o));
+    let recs: Vec<serde_json::Value> = std::fs::read_to_string(out.join("results.jsonl")).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let live: Vec<_> = recs.iter().filter(|r| r["engine"] == "live").collect();
+    assert_eq!(live.len(), 2, "{recs:?}");
+    assert!(live.iter().all(|r| r["transport"] == "mpi" && r["series"] == "MPI bw" && r["window"] == 16 && r["iterations"] == 10 && r["value"].as_f64().unwrap() > 0.0), "{live:?}");
+    assert_eq!(recs.iter().filter(|r| r["engine"] == "model").count(), 2);
+    // A key live MPI cannot honour is refused before anything runs.
+    std::fs::write(&spec, std::fs::read_to_string(&spec).unwrap().replace("mpi = \"rc\"", "mpi = \"rc\"\nports = \"bind\"")).unwrap();
+    let o = bin().args(["run", spec.to_str().unwrap(), "--out", out.to_str().unwrap(), "-q"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("key `ports`"), "{}", text(&o));
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -6,8 +6,10 @@
 //! [`ResultRecord`](interlab_patterns::ResultRecord) per point.
 
 pub mod calibrate;
+pub mod calibrate_mpi;
 pub mod fit;
 pub mod live;
+pub mod live_mpi;
 pub mod toolout;
 mod run;
 mod spec;

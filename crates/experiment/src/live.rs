@@ -13,10 +13,13 @@
 //! | `measure = "connect"` | `connect` |
 //!
 //! A TCP/IP stack of the model (`eth`, `ipoib-ud`, `ipoib-rc`) runs as the host's TCP (or
-//! the `[live] transport`) over whatever network reaches the daemon. What the live engine
-//! cannot do is refused naming the key: verbs operations and MPI (no `socket`), SDP, two
+//! the `[live] transport`) over whatever network reaches the daemon. MPI series (`mpi`) run
+//! through the real MPI library under mpirun when the caller gives [`LiveTarget::mpi`] a
+//! runner (the CLI does: `crate::live_mpi`); without one they are refused. What the live
+//! engine cannot do is refused naming the key: verbs operations (no `socket`), SDP, two
 //! stacks at once (`socket_mix`), wide-area distances.
 
+use crate::live_mpi::{mpi_job, mpi_jobs, take_records, MpiSeriesJob};
 use crate::run::SeriesResult;
 use crate::spec::{Experiment, LiveSpec, Measure, PointSpec, SeriesSpec, XAxis};
 use interlab_live::auth::Token;
@@ -28,8 +31,12 @@ use interlab_model::Initiator;
 use interlab_patterns::{ExtendedRecord, PatternKind, Workload, WorkloadKind};
 use std::time::Duration;
 
+/// Runs one MPI series live and returns the JSON Lines records of `interlab mpi --json`
+/// (the CLI: `mpirun -np 2 interlab mpi ...`).
+pub type MpiRunner = std::sync::Arc<dyn Fn(&MpiSeriesJob) -> Result<String, String> + Send + Sync>;
+
 /// How the live engine reaches its daemons (the command line over the `[live]` table).
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct LiveTarget {
     pub peers: Vec<Peer>,
     pub transport: Transport,
@@ -37,19 +44,35 @@ pub struct LiveTarget {
     pub connect_timeout: Duration,
     /// Measured time of streaming points, seconds.
     pub time_s: f64,
+    /// How MPI series run live (None: they are refused).
+    pub mpi: Option<MpiRunner>,
+}
+
+impl std::fmt::Debug for LiveTarget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LiveTarget").field("peers", &self.peers).field("transport", &self.transport).field("time_s", &self.time_s).field("mpi", &self.mpi.is_some()).finish()
+    }
 }
 
 impl LiveTarget {
-    /// From the spec's `[live]` table, with `peers` from the command line when given.
+    /// From the spec's `[live]` table, with `peers` from the command line when given; MPI
+    /// series are refused.
     pub fn new(exp: &Experiment, peers: &[String], token: Option<Token>, connect_timeout: Duration) -> Result<LiveTarget, String> {
+        Self::with_mpi(exp, peers, token, connect_timeout, None)
+    }
+
+    /// As [`LiveTarget::new`], with MPI series run by `mpi`; a spec of MPI series only then
+    /// needs no daemons.
+    pub fn with_mpi(exp: &Experiment, peers: &[String], token: Option<Token>, connect_timeout: Duration, mpi: Option<MpiRunner>) -> Result<LiveTarget, String> {
         let LiveSpec { peers: spec_peers, transport, time_s } = &exp.live;
         let list = if peers.is_empty() { spec_peers.clone() } else { peers.to_vec() };
-        if list.is_empty() {
+        let needs_daemons = mpi.is_none() || exp.series.iter().any(|s| s.setup.mpi.is_none());
+        if list.is_empty() && needs_daemons {
             return Err(format!("{}: the live engine needs daemons: `--peer HOST[:PORT]` or `[live] peers = [\"HOST:PORT\"]` (start them with `interlab serve`)", exp.file));
         }
         let peers = list.iter().map(|p| parse_peer(p, DEFAULT_PORT)).collect::<Result<Vec<_>, _>>()?;
         let transport = Transport::from_name(if transport.is_empty() { "tcp" } else { transport }).ok_or_else(|| format!("{}: [live] transport `{transport}`: expected tcp, udp or unix", exp.file))?;
-        Ok(LiveTarget { peers, transport, token, connect_timeout, time_s: time_s.unwrap_or(DEFAULT_STREAM_S) })
+        Ok(LiveTarget { peers, transport, token, connect_timeout, time_s: time_s.unwrap_or(DEFAULT_STREAM_S), mpi })
     }
 }
 
@@ -61,10 +84,10 @@ fn err(exp: &Experiment, s: &SeriesSpec, key: &str, message: impl Into<String>) 
 /// run it (naming the spec key).
 pub fn live_workload(exp: &Experiment, s: &SeriesSpec, pt: &PointSpec, peers: usize) -> Result<Workload, ParamError> {
     let Some(sock) = s.setup.sock else {
-        let what = match s.setup.mpi {
-            Some(m) => format!("MPI over {}", m.name()),
-            None => format!("verbs {} over {}", s.pattern.op.name(), s.setup.service.name()),
-        };
+        if let Some(m) = s.setup.mpi {
+            return Err(err(exp, s, "mpi", format!("MPI over {}: live MPI runs under mpirun, which the interlab command line starts (`interlab run --engine live|both`); this caller has no MPI launcher: run it with --engine model", m.name())));
+        }
+        let what = format!("verbs {} over {}", s.pattern.op.name(), s.setup.service.name());
         return Err(err(exp, s, "socket", format!("{what}: the live engine measures sockets (tcp, udp, unix); give the series a TCP/IP `socket` stack (eth, ipoib-ud, ipoib-rc) or run it with --engine model")));
     };
     if sock.kind == SockKind::Sdp {
@@ -109,6 +132,10 @@ pub fn live_workload(exp: &Experiment, s: &SeriesSpec, pt: &PointSpec, peers: us
 pub fn live_points(exp: &Experiment, target: &LiveTarget) -> Result<Vec<(usize, PointSpec, PointOptions)>, String> {
     let mut v = Vec::new();
     for (i, s) in exp.series.iter().enumerate() {
+        if s.setup.mpi.is_some() && target.mpi.is_some() {
+            mpi_job(exp, i).map_err(|e| e.to_string())?;
+            continue;
+        }
         for pt in s.points() {
             let workload = live_workload(exp, s, &pt, target.peers.len()).map_err(|e| e.to_string())?;
             let spec = s.pattern_at(pt.size);
@@ -194,6 +221,15 @@ pub fn run_live(exp: &Experiment, target: &LiveTarget, tick: &dyn Fn(&str)) -> R
         }
         sr.records.push(r.record.clone());
         records.push(r);
+    }
+    if let Some(runner) = &target.mpi {
+        for job in mpi_jobs(exp)? {
+            tick(&format!("{} (MPI {}, {} sizes, under mpirun)", exp.series[job.series].label, job.pattern, job.sizes.len()));
+            match runner(&job).and_then(|text| take_records(exp, &job, &text, &mut series[job.series])) {
+                Ok(rs) => records.extend(rs),
+                Err(e) => errors.push(format!("series `{}`: live MPI: {e}", exp.series[job.series].label)),
+            }
+        }
     }
     Ok(LiveRun { series, records, errors })
 }
