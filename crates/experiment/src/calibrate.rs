@@ -130,7 +130,7 @@ pub fn model(p: &Arc<Profile>, kind: PatternKind, size: u64, procs: u32, clients
 pub fn model_connect(p: &Arc<Profile>) -> Result<f64, String> {
     let mut v = VerbsSetup::new(p.clone(), Service::Rc, Ports::One, 1);
     v.sock = Some(SockStack::new(SockKind::Eth));
-    v.connect_time().map(|pt| pt.value).map_err(|e| format!("model: {e}"))
+    interlab_model::connect::connect_time(&v).map(|pt| pt.value).map_err(|e| format!("model: {e}"))
 }
 
 pub fn scale_path(p: &mut Primitives, k: f64) {

@@ -277,7 +277,9 @@ const SERIES_KEYS: &[&str] = &[
 ];
 
 /// `none` and every stack of the model's one name table ([`SockStack::NAMES`]).
-const SOCKETS: &[&str] = &["none", "eth", "10gige", "ipoib-ud", "ipoib-ud-lro-lso", "ipoib-rc", "sdp", "sdp-bc", "sdp-zc"];
+fn sockets() -> Vec<&'static str> {
+    std::iter::once("none").chain(SockStack::NAMES).chain(std::iter::once("10gige")).collect()
+}
 
 /// Reads a list of positive integers (or one) for `key`; `None` when absent.
 fn int_list(t: &mut Table, key: &str, max: u64, what: &str) -> Result<Option<Vec<u32>>, ParamError> {
@@ -438,9 +440,9 @@ fn parse_series(file: &str, base: Option<&Path>, l: &mut Layers, label_default: 
     if mpi.is_some() && profile.mpi.is_none() {
         return Err(l.pick("mpi").err("mpi", format!("profile {} has no [mpi] section (MPI library parameters)", profile.id)));
     }
-    let word = l.pick("socket").choice("socket", SOCKETS, Some("none"))?;
+    let word = l.pick("socket").choice("socket", &sockets(), Some("none"))?;
     let sock = sock_stack(l, &word)?;
-    let mix_word = l.pick("socket_mix").choice("socket_mix", SOCKETS, Some("none"))?;
+    let mix_word = l.pick("socket_mix").choice("socket_mix", &sockets(), Some("none"))?;
     let sock_mix = sock_stack(l, &mix_word)?;
     if sock_mix.is_some() && sock.is_none() {
         return Err(l.pick("socket_mix").err("socket_mix", "needs `socket` too (the first half of the streams)"));

@@ -3,11 +3,16 @@
 //! `interlab-patterns`.
 //!
 //! Layout mirrors the stack: [`hw`] (links, switch, buses, adapter and host parameters),
-//! [`transport`] (headers, packets, queue pairs), [`node`] (a host with its adapter as one
-//! component), [`verbs`] (verbs experiments over two nodes and a switch).
+//! [`transport`] (headers, packets, queue pairs), [`adapter`] (engines, queue pairs, ports),
+//! [`host`] (processes on cores, memory), [`ulp`] (MPI and sockets behind one trait),
+//! [`node`] (host, adapter and protocols as one component), [`verbs`] (experiments over
+//! nodes and switches), [`connect`] (connection set-up times).
 
+pub mod adapter;
+pub mod connect;
 pub mod event;
 pub mod fileio;
+pub mod host;
 pub mod hw;
 pub use hw::bus;
 pub mod node;

@@ -7,7 +7,8 @@ use crate::fileio::{FileIo, FileServers, FileStore};
 use crate::hw::cpu::Cores;
 use crate::hw::extender::WanPath;
 use crate::hw::switch::Switch;
-use crate::node::{ChanEnd, Node, PortUse};
+use crate::adapter::PortUse;
+use crate::node::{ChanUlp, Node};
 use crate::ulp::mpi::{MpiDesign, MpiEnd};
 use crate::ulp::sock::{SockEnd, SockKind, SockStack};
 use crate::profile::Profile;
@@ -178,7 +179,7 @@ impl VerbsSetup {
                 return Err(ModelError(format!("profile {} has no [stack] section: it cannot model sockets", self.profile.id)));
             };
             for s in [Some(stack), self.sock_mix].into_iter().flatten() {
-                self.validate_stack(s)?;
+                s.check(&self.profile).map_err(ModelError)?;
             }
             if self.sock_mix.is_some() && self.procs_per_node < 2 {
                 return Err(ModelError("two stacks at once need at least two process pairs (one per stack)".into()));
@@ -286,30 +287,6 @@ impl VerbsSetup {
         Ok(())
     }
 
-    fn validate_stack(&self, s: SockStack) -> Result<(), ModelError> {
-        match s.kind {
-            SockKind::Eth => {
-                let Some(e) = &self.profile.eth else {
-                    return Err(ModelError(format!("profile {} has no Ethernet port ([eth] section)", self.profile.id)));
-                };
-                if s.eth_mtu != 0 && !(576..=9216).contains(&s.eth_mtu) {
-                    return Err(ModelError(format!("Ethernet MTU must be 576..=9216 bytes, found {}", s.eth_mtu)));
-                }
-                if s.eth_mtu == 0 && e.link.mtu_bytes == 0 {
-                    return Err(ModelError("the profile's Ethernet MTU is 0".into()));
-                }
-            }
-            SockKind::IpoibRc | SockKind::Sdp if s.lso == Some(true) || s.lro == Some(true) => {
-                return Err(ModelError(format!("LSO and LRO are datagram-mode offloads; {} has neither", s.name())));
-            }
-            _ => {}
-        }
-        if s.kind == SockKind::Sdp && s.sdp_zcopy_threshold == 0 {
-            return Err(ModelError("the SDP zero-copy threshold must be at least 1 byte".into()));
-        }
-        Ok(())
-    }
-
     /// The profile as this run uses it (an Ethernet MTU chosen by the stack applied).
     fn run_profile(&self) -> Arc<Profile> {
         let mtu = [self.sock, self.sock_mix].into_iter().flatten().find(|s| s.kind == SockKind::Eth && s.eth_mtu > 0).map(|s| s.eth_mtu);
@@ -357,13 +334,13 @@ impl VerbsSetup {
             let base = s.ports.len() as u16;
             let mut n = Node::new(i, prof.clone(), switch_of[i as usize], base);
             for p in 0..ports {
-                s.add_node_port(i, node_ids[i as usize], p as u8, &n.links[p as usize]);
+                s.add_node_port(i, node_ids[i as usize], p as u8, &n.adapter.links[p as usize]);
             }
             if !self.trains {
-                n.train_max = 1;
+                n.adapter.train_max = 1;
             }
             if let Some(pool) = &machine {
-                n.share_cores(pool.clone(), i as usize);
+                n.host.share_cores(pool.clone(), i as usize);
             }
             nodes.push(n);
         }
@@ -386,7 +363,7 @@ impl VerbsSetup {
                 (false, _) => self.procs_per_node,
             };
             for k in 0..procs {
-                n.add_proc(k);
+                n.host.add_proc(k);
             }
             if let (true, Some(io)) = (i < n_servers as usize, self.io) {
                 let f = FileIo {
@@ -395,21 +372,21 @@ impl VerbsSetup {
                     file_bytes: io.bytes_per_pair * u64::from(self.clients * self.procs_per_node),
                     copies_reads: self.sock.is_none(),
                 };
-                n.file_io = Some(f);
+                n.host.file_io = Some(f);
                 // A read daemon's socket sends copy straight from its mapping of the file.
                 if f.serves_reads {
-                    n.app_buffer_bytes = Some(f.file_bytes);
+                    n.host.app_buffer_bytes = Some(f.file_bytes);
                 }
             }
             if let Some(io) = self.io {
                 // PVFS: the iod's select() loop and the client library's both move one strip
                 // per ready socket in turn (PVFS 1.5 iod.c main loop with jobs.c do_job;
                 // socket buffers of IOD_SOCKET_BUFFER_SIZE = 65535 bytes, pvfs_config.h).
-                n.serve_in_turn = true;
+                n.host.serve_in_turn = true;
                 // A client reads or writes its whole region (bytes_per_pair from each
                 // server) with one call, into or out of one buffer (pvfs-test).
                 if i >= n_servers as usize {
-                    n.app_buffer_bytes = Some(io.bytes_per_pair * u64::from(n_servers));
+                    n.host.app_buffer_bytes = Some(io.bytes_per_pair * u64::from(n_servers));
                 }
             }
         }
@@ -449,31 +426,33 @@ impl VerbsSetup {
                 let (mut qa, mut qb) = (Vec::new(), Vec::new());
                 for &p in &port_list {
                     for _ in 0..self.qps_per_port.max(1) {
-                        let ia = nodes[server].qps.len() as u32;
-                        let ib = nodes[client].qps.len() as u32;
-                        qa.push(nodes[server].add_qp(p, service, client as u32, p, ib));
-                        qb.push(nodes[client].add_qp(p, service, server as u32, p, ia));
+                        let ia = nodes[server].adapter.qps.len() as u32;
+                        let ib = nodes[client].adapter.qps.len() as u32;
+                        qa.push(nodes[server].adapter.add_qp(p, service, client as u32, p, ib));
+                        qb.push(nodes[client].adapter.add_qp(p, service, server as u32, p, ia));
                     }
                 }
                 let rails = qa.len();
-                let mpi = self.mpi.map(|d| {
-                    let th = match self.ports {
-                        Ports::Stripe { threshold } => threshold,
-                        _ => DEFAULT_STRIPE_THRESHOLD,
-                    };
-                    MpiEnd::new(d, (rails > 1).then_some(th), prof.mpi.as_ref().expect("validated: MPI needs [mpi]"))
-                });
+                let th = match self.ports {
+                    Ports::Stripe { threshold } => threshold,
+                    _ => DEFAULT_STRIPE_THRESHOLD,
+                };
                 let credits = prof.stack.as_ref().map_or(0, |s| s.sdp_rx_buffers);
-                let sock = stack.map(|s| SockEnd::new(s, spec.size, credits));
-                nodes[server].add_chan(chan, ChanEnd { qps: qa, ports: use_, proc: server_proc, next_msg: 0, completions, mpi: mpi.clone(), sock: sock.clone() });
-                nodes[client].add_chan(chan, ChanEnd { qps: qb, ports: use_, proc: k as u16, next_msg: 0, completions, mpi, sock });
+                let end_ulp = |proc: u16, qps: &[u32]| match (self.mpi, stack) {
+                    (Some(d), _) => ChanUlp::Mpi(MpiEnd::new(d, (rails > 1).then_some(th), prof.mpi.as_ref().expect("validated: MPI needs [mpi]"), proc, qps.to_vec())),
+                    (None, Some(s)) => ChanUlp::Sock(SockEnd::new(s, spec.size, credits, proc, qps[0])),
+                    (None, None) => ChanUlp::Raw,
+                };
+                let (ua, ub) = (end_ulp(server_proc, &qa), end_ulp(k as u16, &qb));
+                nodes[server].add_chan(chan, qa, use_, server_proc, completions, ua);
+                nodes[client].add_chan(chan, qb, use_, k as u16, completions, ub);
                 // Direction 0: node 0 initiates; direction 1 (bi-directional): node 1.
                 // Direction 0 is initiated by the chosen side; direction 1 (bi-directional) by the other.
                 let server_first = (self.initiator == Initiator::Server) == (d == 0);
                 let ((init, ip), (resp, rp)) =
                     if server_first { ((server, server_proc), (client, k as u16)) } else { ((client, k as u16), (server, server_proc)) };
-                nodes[init].add_program(ip, Program::new(*spec, Role::Initiator, chan));
-                nodes[resp].add_program(rp, Program::new(*spec, Role::Responder, chan));
+                nodes[init].host.add_program(ip, Program::new(*spec, Role::Initiator, chan));
+                nodes[resp].host.add_program(rp, Program::new(*spec, Role::Responder, chan));
             }
         }
         for n in nodes {
@@ -502,9 +481,9 @@ impl VerbsSetup {
         let (mut sent, mut received) = (0, 0);
         for &id in &node_ids {
             let n = sim.get::<Node>(id).expect("node");
-            sent += n.stats.payload_bytes_sent;
-            received += n.stats.payload_bytes_received;
-            for p in n.procs() {
+            sent += n.adapter.stats.payload_bytes_sent;
+            received += n.adapter.stats.payload_bytes_received;
+            for p in n.host.procs() {
                 for prog in &p.programs {
                     if prog.role() != Role::Initiator {
                         continue;
@@ -519,7 +498,7 @@ impl VerbsSetup {
                             let (a, b) = prog.measured_window().expect("finished bandwidth initiator");
                             union = Some(union.map_or((a, b), |(x, y): (u64, u64)| (x.min(a), y.max(b))));
                             if self.sock_mix.is_some() {
-                                let name = n.chans.get(&prog.chan()).and_then(|c| c.sock.as_ref()).map_or_else(String::new, |s| s.stack.describe());
+                                let name = n.ulps.sock.end(prog.chan()).map_or_else(String::new, |s| s.stack.describe());
                                 match groups.iter_mut().find(|g| g.0 == name) {
                                     Some(g) => {
                                         g.1 = (g.1 .0.min(a), g.1 .1.max(b));
@@ -566,8 +545,8 @@ impl VerbsSetup {
             (bw, "MB/s", None)
         };
         let server = sim.get::<Node>(node_ids[0]).expect("node");
-        let busy: Time = server.stats.core_busy_ps.iter().sum();
-        let cores = server.stats.core_busy_ps.len().max(1) as f64;
+        let busy: Time = server.host.core_busy_ps.iter().sum();
+        let cores = server.host.core_busy_ps.len().max(1) as f64;
         let server_cpu_percent = if stats.end_time > 0 { busy as f64 / (stats.end_time as f64 * cores) * 100.0 } else { 0.0 };
         Ok(Point {
             value,

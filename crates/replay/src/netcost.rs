@@ -195,7 +195,7 @@ impl NetCost {
             snd.push(both * f);
             rcv.push(both * (1.0 - f));
         }
-        let c = v.connect_time().map_err(|e| format!("{} on {profile}: connection time: {e}", protocol.name()))?;
+        let c = interlab_model::connect::connect_time(&v).map_err(|e| format!("{} on {profile}: connection time: {e}", protocol.name()))?;
         events += c.events;
         Ok(NetCost {
             protocol,
