@@ -208,9 +208,9 @@ impl Adapter {
         &self.prof
     }
 
-    /// The MTU of the link behind port `port`, bytes.
-    pub fn port_mtu(&self, port: u8) -> u64 {
-        self.links[port as usize].mtu_bytes as u64
+    /// The MTU of the link behind queue pair `qp`'s port, bytes.
+    pub fn qp_mtu(&self, qp: u32) -> u64 {
+        self.links[self.qps[qp as usize].port as usize].mtu_bytes as u64
     }
 
     /// Posts one work request at CPU time `t` (the post costs CPU; the doorbell crosses the

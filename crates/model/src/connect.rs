@@ -15,7 +15,7 @@
 
 use crate::transport::packet::Service;
 use crate::ulp::sock::{SockKind, SockStack};
-use crate::verbs::{ModelError, Point, VerbsSetup};
+use crate::scenario::{ModelError, Point, Scenario};
 use interlab_patterns::{Op, PatternKind, PatternSpec};
 
 /// Bytes of a management datagram (MAD).
@@ -28,15 +28,15 @@ pub const SDP_CMDS: (u32, u32, u32) = (2, 5, 3);
 
 /// One-way latency of a `bytes` message of `setup` changed to one pair over `sock` (or raw
 /// `service`), us; adds the events simulated to `events`.
-fn one_way(setup: &VerbsSetup, sock: Option<SockStack>, service: Service, bytes: u64, events: &mut u64) -> Result<f64, ModelError> {
-        let s = VerbsSetup { sock, sock_mix: None, service, clients: 1, procs_per_node: 1, mpi: None, ..setup.clone() };
+fn one_way(setup: &Scenario, sock: Option<SockStack>, service: Service, bytes: u64, events: &mut u64) -> Result<f64, ModelError> {
+        let s = Scenario { sock, sock_mix: None, service, clients: 1, procs_per_node: 1, mpi: None, ..setup.clone() };
         let p = s.run(&PatternSpec { kind: PatternKind::Latency, op: Op::Send, size: bytes, window: 1, warmup: 2, iterations: 10 })?;
         *events += p.events;
         Ok(p.value)
     }
 
 /// Time for a client to establish one connection of `setup`'s socket stack, us.
-pub fn connect_time(setup: &VerbsSetup) -> Result<Point, ModelError> {
+pub fn connect_time(setup: &Scenario) -> Result<Point, ModelError> {
         let stack = setup.sock.ok_or_else(|| ModelError("connection set-up time needs a socket stack (socket = ...)".into()))?;
         let st = setup.profile.stack.clone().ok_or_else(|| ModelError(format!("profile {} has no [stack] section", setup.profile.id)))?;
         let mut events = 0;

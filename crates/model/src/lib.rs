@@ -5,8 +5,9 @@
 //! Layout mirrors the stack: [`hw`] (links, switch, buses, adapter and host parameters),
 //! [`transport`] (headers, packets, queue pairs), [`adapter`] (engines, queue pairs, ports),
 //! [`host`] (processes on cores, memory), [`ulp`] (MPI and sockets behind one trait),
-//! [`node`] (host, adapter and protocols as one component), [`verbs`] (experiments over
-//! nodes and switches), [`connect`] (connection set-up times).
+//! [`node`] (host, adapter and protocols as one component), [`scenario`] (what a pattern
+//! point runs on: validated, built into nodes and switches, run, reduced to a point),
+//! [`connect`] (connection set-up times).
 
 pub mod adapter;
 pub mod connect;
@@ -19,8 +20,8 @@ pub mod node;
 pub mod params;
 pub mod profile;
 pub mod transport;
+pub mod scenario;
 pub mod ulp;
-pub mod verbs;
 
 pub use params::ParamError;
 pub use profile::Profile;
@@ -28,4 +29,4 @@ pub use transport::packet::Service;
 pub use ulp::mpi::MpiDesign;
 pub use ulp::sock::SockStack;
 pub use fileio::{FileServers, FileStore};
-pub use verbs::{Initiator, ModelError, Point, Ports, Topology, VerbsSetup};
+pub use scenario::{Initiator, ModelError, Point, Ports, Scenario, Topology};

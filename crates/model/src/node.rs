@@ -51,8 +51,8 @@ impl UlpHost for Hw<'_, '_> {
         self.adapter.profile()
     }
 
-    fn port_mtu(&self, port: u8) -> u64 {
-        self.adapter.port_mtu(port)
+    fn qp_mtu(&self, qp: u32) -> u64 {
+        self.adapter.qp_mtu(qp)
     }
 
     fn post(&mut self, qp: u32, op: Op, bytes: u64, meta: MsgMeta, t: Time) -> Time {
@@ -127,14 +127,9 @@ fn feed(ulps: &mut Ulps, h: &mut Hw<'_, '_>, proc: u16, input: Input, t: Time) -
 }
 
 impl Node {
-    /// A node attached to `switch` at ports `switch_port_base..+ports`.
-    pub fn new(index: u32, prof: Arc<Profile>, switch: ComponentId, switch_port_base: u16) -> Self {
-        let links: Vec<LinkSpec> = (0..prof.adapter.ports as usize)
-            .map(|p| match &prof.eth {
-                Some(e) if e.port as usize == p => e.link.clone(),
-                _ => prof.link.clone(),
-            })
-            .collect();
+    /// A node attached to `switch` at ports `switch_port_base..+ports`, with `links` behind
+    /// its adapter's ports.
+    pub fn new(index: u32, prof: Arc<Profile>, switch: ComponentId, switch_port_base: u16, links: Vec<LinkSpec>) -> Self {
         Node {
             host: Host::new(prof.clone()),
             adapter: Adapter::new(index, prof.clone(), switch, switch_port_base, links),

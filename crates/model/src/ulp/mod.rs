@@ -67,8 +67,9 @@ pub trait UlpHost {
     fn now(&self) -> Time;
     /// The node's profile (host, stack, MPI and Ethernet costs).
     fn profile(&self) -> &Profile;
-    /// The MTU of the link behind adapter port `port`, bytes (the one lookup per port).
-    fn port_mtu(&self, port: u8) -> u64;
+    /// The MTU of the link behind queue pair `qp`'s adapter port, bytes (the one place a
+    /// port's MTU is read).
+    fn qp_mtu(&self, qp: u32) -> u64;
     /// Posts one work request on `qp` at CPU time `t`; returns when the CPU is done.
     fn post(&mut self, qp: u32, op: Op, bytes: u64, meta: MsgMeta, t: Time) -> Time;
     /// Posts `bytes` as a list of one-MTU UD sends with one doorbell; returns when the CPU

@@ -236,9 +236,9 @@ impl Mpi {
     /// the user buffer and answers with a CTS; returns when the CPU is done.
     fn zcopy_grant<H: UlpHost>(&mut self, h: &mut H, rts: MsgMeta, mut t: Time) -> Time {
         let ctrl_bytes = mpi_spec(h).ctrl_bytes;
-        let n = rts.bytes.div_ceil(h.profile().link.mtu_bytes as u64).max(1);
-        t += n * ns(h.profile().host.post_ns);
         let rail0 = self.end_mut(rts.chan).rails[0];
+        let n = rts.bytes.div_ceil(h.qp_mtu(rail0)).max(1);
+        t += n * ns(h.profile().host.post_ns);
         let cts = MsgMeta { ulp: UlpKind::Cts, parts: 1, notify: true, ..rts };
         h.post(rail0, Op::Send, ctrl_bytes, cts, t)
     }
@@ -287,7 +287,7 @@ impl Mpi {
                 // Zero copy granted: every datagram straight from the user buffer.
                 t += ns(spec.overhead_ns);
                 let m = self.end_mut(chan).waiting_cts.remove(&meta.msg_id).expect("CTS for a pending RTS");
-                let n = m.bytes.div_ceil(h.profile().link.mtu_bytes as u64).max(1);
+                let n = m.bytes.div_ceil(h.qp_mtu(rail0)).max(1);
                 let data = MsgMeta { parts: n as u16, ..ctrl(UlpKind::ZcopyData { datagrams: 1 }) };
                 t = h.post_datagrams(rail0, m.bytes, data, t);
             }
@@ -334,7 +334,7 @@ impl Mpi {
                     end.parts_seen.remove(&meta.msg_id);
                 }
                 if let UlpKind::Frag { .. } = meta.ulp {
-                    let frag = h.profile().link.mtu_bytes as u64 - spec.header_bytes;
+                    let frag = h.qp_mtu(rail0) - spec.header_bytes;
                     t += spec.copy_ps(frag.min(meta.bytes));
                     let end = self.end_mut(chan);
                     end.ud_since_ack += 1;
@@ -370,11 +370,11 @@ impl Ulp for Mpi {
     /// The program posted `m` (an MPI send) at CPU time `t`; returns when the CPU is done.
     fn send<H: UlpHost>(&mut self, h: &mut H, m: Message, mut t: Time) -> Time {
         let spec = mpi_spec(h).clone();
-        let mtu = h.profile().link.mtu_bytes as u64;
         let end = self.end_mut(m.chan);
         let msg_id = end.next_msg;
         end.next_msg += 1;
         let rail0 = end.rails[0];
+        let mtu = h.qp_mtu(rail0);
         let design = end.design;
         let meta = |ulp, bytes| MsgMeta { chan: m.chan, tag: m.tag, msg_id, parts: 1, bytes, notify: true, ulp };
         t += ns(spec.overhead_ns);

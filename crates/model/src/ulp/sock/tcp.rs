@@ -64,7 +64,7 @@ impl Tcp {
             }
             SockKind::Eth => {
                 let e = h.profile().eth.as_ref().expect("validated: [eth]");
-                let mtu = h.port_mtu(e.port);
+                let mtu = h.qp_mtu(s.ends[&chan].qp);
                 let mss = mtu - ip;
                 let lso = stack.lso_on(Some(e));
                 let gso = !lso && st.gso;
