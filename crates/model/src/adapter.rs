@@ -499,7 +499,7 @@ impl Adapter {
     /// process polls for completions, tell it.
     fn complete_locally(&mut self, t: Time, meta: MsgMeta, ctx: &mut Ctx<'_, Ev>) {
         let cqe = self.bus.dma_write(t, self.prof.adapter.cqe_bytes);
-        if let Some(ulp) = self.chan_ulp(meta.chan).filter(|u| u.wants_local_completion(&meta)) {
+        if let Some(ulp) = UlpId::wanting_local_completion(&meta) {
             ctx.send_at(ctx.me(), cqe, Ev::Ulp { ulp, ev: UlpEv::Done { meta } });
             return;
         }
@@ -515,7 +515,8 @@ impl Adapter {
         }
     }
 
-    fn receive(&mut self, pkt: Packet, ctx: &mut Ctx<'_, Ev>) {
+    /// A packet (train) reached one of the adapter's ports.
+    pub fn receive(&mut self, pkt: Packet, ctx: &mut Ctx<'_, Ev>) {
         let now = ctx.now();
         // The adapter's costs this needs, copied out so `self` stays free to borrow.
         let (rx_packet_ns, wqe_bytes, cqe_bytes) = {
@@ -603,43 +604,49 @@ impl Adapter {
             }
         }
     }
-    /// The adapter's share of the node's events.
-    pub fn handle(&mut self, ev: Ev, ctx: &mut Ctx<'_, Ev>) {
-        match ev {
-            Ev::Doorbell { qp, wr } => {
-                let a = &self.prof.adapter;
-                let fetched = if a.blueflame {
-                    ctx.now()
-                } else {
-                    // The WQE (with inline data, if any) is read from host memory.
-                    let extra = if wr.inline { wr.bytes.div_ceil(16) * 16 } else { 0 };
-                    let wqes = if wr.datagrams { packets_for(wr.op, wr.bytes, self.links[self.qps[qp as usize].port as usize].mtu_bytes as u64) } else { 1 };
-                    self.bus.dma_read(ctx.now(), wqes * a.wqe_bytes + extra)
-                };
-                ctx.send_at(ctx.me(), fetched, Ev::WqeFetched { qp, wr });
-            }
-            Ev::WqeFetched { qp, wr } => {
-                let port = self.qps[qp as usize].port as usize;
-                let packets = packets_for(wr.op, wr.bytes, self.links[port].mtu_bytes as u64);
-                self.qps[qp as usize].sq.push_back(Active { wr, packets, sent: 0 });
-                self.pump_tx(ctx);
-            }
-            Ev::RespReady { qp, job } => {
-                self.qps[qp as usize].resp.push_back(job);
-                self.pump_tx(ctx);
-            }
-            Ev::TxSlot { packets } => {
-                self.tx_inflight -= packets;
-                self.pump_tx(ctx);
-            }
-            Ev::PktAtNode { pkt, .. } => self.receive(pkt, ctx),
-            Ev::LocalDone { meta } => self.complete_locally(ctx.now(), meta, ctx),
-            Ev::Stall { port, until } => {
-                let p = &mut self.port_free[port as usize];
-                *p = (*p).max(until);
-            }
-            Ev::Start | Ev::Notify { .. } | Ev::Ulp { .. } => unreachable!("host events delivered to the adapter"),
-            Ev::PktAtSwitch { .. } => unreachable!("switch event delivered to a node"),
-        }
+    /// A doorbell for `wr` on `qp` reached the adapter: fetch the work request (with
+    /// BlueFlame it came with the doorbell).
+    pub fn doorbell(&mut self, qp: u32, wr: Wr, ctx: &mut Ctx<'_, Ev>) {
+        let a = &self.prof.adapter;
+        let fetched = if a.blueflame {
+            ctx.now()
+        } else {
+            // The WQE (with inline data, if any) is read from host memory.
+            let extra = if wr.inline { wr.bytes.div_ceil(16) * 16 } else { 0 };
+            let wqes = if wr.datagrams { packets_for(wr.op, wr.bytes, self.links[self.qps[qp as usize].port as usize].mtu_bytes as u64) } else { 1 };
+            self.bus.dma_read(ctx.now(), wqes * a.wqe_bytes + extra)
+        };
+        ctx.send_at(ctx.me(), fetched, Ev::WqeFetched { qp, wr });
+    }
+
+    /// The adapter has fetched `wr` of `qp`: it joins the send queue.
+    pub fn wqe_fetched(&mut self, qp: u32, wr: Wr, ctx: &mut Ctx<'_, Ev>) {
+        let port = self.qps[qp as usize].port as usize;
+        let packets = packets_for(wr.op, wr.bytes, self.links[port].mtu_bytes as u64);
+        self.qps[qp as usize].sq.push_back(Active { wr, packets, sent: 0 });
+        self.pump_tx(ctx);
+    }
+
+    /// A responder job of `qp` is ready for the send engine.
+    pub fn resp_ready(&mut self, qp: u32, job: RespJob, ctx: &mut Ctx<'_, Ev>) {
+        self.qps[qp as usize].resp.push_back(job);
+        self.pump_tx(ctx);
+    }
+
+    /// `packets` prepared packets left their port: the engine may prepare more.
+    pub fn tx_slot(&mut self, packets: u32, ctx: &mut Ctx<'_, Ev>) {
+        self.tx_inflight -= packets;
+        self.pump_tx(ctx);
+    }
+
+    /// The last packet of an unacknowledged request left: it completes locally.
+    pub fn local_done(&mut self, meta: MsgMeta, ctx: &mut Ctx<'_, Ev>) {
+        self.complete_locally(ctx.now(), meta, ctx);
+    }
+
+    /// Link-level flow control: port `port` may send no new packet before `until`.
+    pub fn stall(&mut self, port: u16, until: Time) {
+        let p = &mut self.port_free[port as usize];
+        *p = (*p).max(until);
     }
 }

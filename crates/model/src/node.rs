@@ -186,7 +186,14 @@ impl Component<Ev> for Node {
                 let mut h = Hw { host: &mut self.host, adapter: &mut self.adapter, ctx };
                 self.ulps.handle(ulp, &mut h, ev);
             }
-            ev => self.adapter.handle(ev, ctx),
+            Ev::Doorbell { qp, wr } => self.adapter.doorbell(qp, wr, ctx),
+            Ev::WqeFetched { qp, wr } => self.adapter.wqe_fetched(qp, wr, ctx),
+            Ev::RespReady { qp, job } => self.adapter.resp_ready(qp, job, ctx),
+            Ev::TxSlot { packets } => self.adapter.tx_slot(packets, ctx),
+            Ev::PktAtNode { pkt, .. } => self.adapter.receive(pkt, ctx),
+            Ev::LocalDone { meta } => self.adapter.local_done(meta, ctx),
+            Ev::Stall { port, until } => self.adapter.stall(port, until),
+            Ev::PktAtSwitch { .. } => unreachable!("switch event delivered to a node"),
         }
     }
 }

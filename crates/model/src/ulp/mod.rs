@@ -36,10 +36,10 @@ impl UlpId {
         self == UlpId::Mpi
     }
 
-    /// Whether the local completion of a request carrying `meta` is news for the protocol
-    /// (a socket stack's zero-copy write completion).
-    pub fn wants_local_completion(self, meta: &MsgMeta) -> bool {
-        self == UlpId::Sock && sock::wants_local_completion(meta)
+    /// The protocol for which the local completion of a request carrying `meta` is news
+    /// (a socket stack's zero-copy write completion), if any: read from the message alone.
+    pub fn wanting_local_completion(meta: &MsgMeta) -> Option<UlpId> {
+        sock::wants_local_completion(meta).then_some(UlpId::Sock)
     }
 }
 
