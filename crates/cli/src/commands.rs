@@ -4,7 +4,7 @@ use crate::conv::{self, say_err, CmdResult, Dest, Fail};
 use indicatif::{ProgressBar, ProgressStyle};
 use interlab_experiment::live::{run_live, LiveTarget};
 use interlab_experiment::{parse_experiment, point_count, run_experiment, run_experiment_shard, write_records, Engine, SeriesResult, Shard, XAxis};
-use interlab_model::{Ports, Profile, Service, VerbsSetup};
+use interlab_model::{Ports, Profile, Service, Scenario};
 use interlab_patterns::{Op, PatternKind, PatternSpec};
 use interlab_report::{render_svg, Figure, Scale, Series};
 use interlab_studies::{reproduce as run_reproduce, Progress, ReproduceOptions};
@@ -410,7 +410,7 @@ pub fn bench_kernel(events: u64, pending: u32, json: Option<&Path>) -> CmdResult
     say!("kernel: {:.2} M events/s (best of 3; target >= 10)", best / 1e6);
     // A full model scenario: every layer (CPU, bus, adapter engines, RC, switch).
     let prof = Arc::new(Profile::load("xeon-mt25208-pcie").map_err(|e| e.to_string())?);
-    let setup = VerbsSetup::new(prof, Service::Rc, Ports::Stripe { threshold: 8192 }, 2);
+    let setup = Scenario::new(prof, Service::Rc, Ports::Stripe { threshold: 8192 }, 2);
     let spec = PatternSpec { kind: PatternKind::BiBandwidth, op: Op::RdmaWrite, size: 1 << 20, window: 64, warmup: 1, iterations: 4 };
     let t = std::time::Instant::now();
     let p = setup.run(&spec).map_err(|e| Fail::Run(e.to_string()))?;
@@ -450,7 +450,7 @@ pub fn bench_model(bytes: u64, json: Option<&Path>) -> CmdResult {
     let spec = PatternSpec { kind: PatternKind::Pipelined, op: Op::Send, size: MSG, window: 16, warmup: 0, iterations: messages };
     let mut rows = Vec::new();
     for trains in [false, true] {
-        let mut setup = VerbsSetup::new(prof.clone(), Service::Rc, Ports::One, 1);
+        let mut setup = Scenario::new(prof.clone(), Service::Rc, Ports::One, 1);
         setup.trains = trains;
         let t = std::time::Instant::now();
         let p = setup.run(&spec).map_err(|e| Fail::Run(e.to_string()))?;

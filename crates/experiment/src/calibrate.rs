@@ -9,7 +9,7 @@ use interlab_live::calibrate::{self as cal, num, BaseShape, CalibrateOptions, En
 use interlab_live::runner::RunLength;
 use interlab_live::Transport;
 use interlab_model::ulp::sock::{SockKind, SockStack};
-use interlab_model::{Initiator, Ports, Profile, Service, VerbsSetup};
+use interlab_model::{Initiator, Ports, Profile, Service, Scenario};
 use interlab_patterns::{Op, PatternKind, PatternSpec, WorkloadKind};
 use std::sync::Arc;
 
@@ -112,7 +112,7 @@ pub fn parse(text: &str) -> Result<Arc<Profile>, String> {
 
 /// One model point over the profile's Ethernet stack.
 pub fn model(p: &Arc<Profile>, kind: PatternKind, size: u64, procs: u32, clients: u32) -> Result<f64, String> {
-    let mut v = VerbsSetup::new(p.clone(), Service::Rc, Ports::One, procs);
+    let mut v = Scenario::new(p.clone(), Service::Rc, Ports::One, procs);
     v.sock = Some(SockStack::new(SockKind::Eth));
     if clients > 1 {
         v.clients = clients;
@@ -128,9 +128,9 @@ pub fn model(p: &Arc<Profile>, kind: PatternKind, size: u64, procs: u32, clients
 }
 
 pub fn model_connect(p: &Arc<Profile>) -> Result<f64, String> {
-    let mut v = VerbsSetup::new(p.clone(), Service::Rc, Ports::One, 1);
+    let mut v = Scenario::new(p.clone(), Service::Rc, Ports::One, 1);
     v.sock = Some(SockStack::new(SockKind::Eth));
-    v.connect_time().map(|pt| pt.value).map_err(|e| format!("model: {e}"))
+    interlab_model::connect::connect_time(&v).map(|pt| pt.value).map_err(|e| format!("model: {e}"))
 }
 
 pub fn scale_path(p: &mut Primitives, k: f64) {
@@ -295,7 +295,7 @@ pub fn model_for_tool(p: &Arc<Profile>, tool: crate::toolout::Tool, size: u64) -
     use crate::toolout::Tool;
     let size = size.max(1);
     let op_of = |op: &str| Op::from_name(op).ok_or_else(|| format!("no model operation `{op}`"));
-    let mut v = VerbsSetup::new(p.clone(), Service::Rc, Ports::One, 1);
+    let mut v = Scenario::new(p.clone(), Service::Rc, Ports::One, 1);
     let (kind, op, window, iterations) = match tool {
         Tool::PerftestLat { op } => (PatternKind::Latency, op_of(op)?, 1, 50),
         Tool::PerftestBw { op, bidirectional } => (if bidirectional { PatternKind::BiPipelined } else { PatternKind::Pipelined }, op_of(op)?, 128, 256),

@@ -16,7 +16,7 @@
 //! fitted keep that profile's provenance). See docs/mpi.md.
 
 use interlab_live::calibrate::{self as cal, num, Entry};
-use interlab_model::{MpiDesign, Ports, Profile, Service, VerbsSetup};
+use interlab_model::{MpiDesign, Ports, Profile, Scenario, Service};
 use interlab_patterns::{Op, PatternKind, PatternSpec};
 use std::sync::Arc;
 
@@ -130,7 +130,7 @@ pub fn model_mpi(p: &Arc<Profile>, kind: PatternKind, size: u64, window: u32) ->
     if p.mpi.is_none() {
         return Err(format!("profile {} has no [mpi] section", p.id));
     }
-    let mut v = VerbsSetup::new(p.clone(), Service::Rc, Ports::One, 1);
+    let mut v = Scenario::new(p.clone(), Service::Rc, Ports::One, 1);
     v.mpi = Some(MpiDesign::Rc);
     let (window, warmup, iterations) = match kind {
         PatternKind::Latency => (1, 2, 20),

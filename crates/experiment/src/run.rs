@@ -154,7 +154,7 @@ pub fn run_experiment_shard(exp: &Experiment, shard: Shard, tick: &(dyn Fn() + S
             }
             setup.clients = pt.clients;
             setup.procs_per_node = pt.procs;
-            let r = if s.measure == Measure::Connect { setup.connect_time() } else { setup.run(&spec) };
+            let r = if s.measure == Measure::Connect { interlab_model::connect::connect_time(&setup) } else { setup.run(&spec) };
             let r = r.map(|p| (i, pt, p)).map_err(|e| (s.label.clone(), pt.size, e));
             tick();
             r

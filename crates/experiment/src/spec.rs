@@ -2,7 +2,7 @@
 
 use interlab_model::params::{unknown_key_message, ParamError, Table};
 use interlab_model::ulp::sock::{SockKind, SockStack};
-use interlab_model::{Initiator, MpiDesign, Ports, Profile, Service, Topology, VerbsSetup};
+use interlab_model::{Initiator, MpiDesign, Ports, Profile, Service, Topology, Scenario};
 use interlab_patterns::{limits, parse_sizes, Op, PatternKind, PatternSpec};
 use std::path::Path;
 use std::sync::Arc;
@@ -51,7 +51,7 @@ pub struct SeriesSpec {
     pub label: String,
     /// Profile id or path as written in the spec.
     pub profile_name: String,
-    pub setup: VerbsSetup,
+    pub setup: Scenario,
     /// The pattern (its `size` is replaced by each of `sizes`).
     pub pattern: PatternSpec,
     /// Message sizes, bytes.
@@ -277,7 +277,9 @@ const SERIES_KEYS: &[&str] = &[
 ];
 
 /// `none` and every stack of the model's one name table ([`SockStack::NAMES`]).
-const SOCKETS: &[&str] = &["none", "eth", "10gige", "ipoib-ud", "ipoib-ud-lro-lso", "ipoib-rc", "sdp", "sdp-bc", "sdp-zc"];
+fn sockets() -> Vec<&'static str> {
+    std::iter::once("none").chain(SockStack::NAMES).chain(std::iter::once("10gige")).collect()
+}
 
 /// Reads a list of positive integers (or one) for `key`; `None` when absent.
 fn int_list(t: &mut Table, key: &str, max: u64, what: &str) -> Result<Option<Vec<u32>>, ParamError> {
@@ -438,9 +440,9 @@ fn parse_series(file: &str, base: Option<&Path>, l: &mut Layers, label_default: 
     if mpi.is_some() && profile.mpi.is_none() {
         return Err(l.pick("mpi").err("mpi", format!("profile {} has no [mpi] section (MPI library parameters)", profile.id)));
     }
-    let word = l.pick("socket").choice("socket", SOCKETS, Some("none"))?;
+    let word = l.pick("socket").choice("socket", &sockets(), Some("none"))?;
     let sock = sock_stack(l, &word)?;
-    let mix_word = l.pick("socket_mix").choice("socket_mix", SOCKETS, Some("none"))?;
+    let mix_word = l.pick("socket_mix").choice("socket_mix", &sockets(), Some("none"))?;
     let sock_mix = sock_stack(l, &mix_word)?;
     if sock_mix.is_some() && sock.is_none() {
         return Err(l.pick("socket_mix").err("socket_mix", "needs `socket` too (the first half of the streams)"));
@@ -466,7 +468,7 @@ fn parse_series(file: &str, base: Option<&Path>, l: &mut Layers, label_default: 
         _ => Initiator::Server,
     };
     let topology = if distances.is_empty() { Topology::Lan } else { Topology::Wan { miles: distances[0] } };
-    let setup = VerbsSetup { profile: Arc::new(profile), topology, service, ports, procs_per_node: procs, max_events: 2_000_000_000, trains: true, mpi, qps_per_port, clients: clients[0], initiator, sock, sock_mix, io: None };
+    let setup = Scenario { profile: Arc::new(profile), topology, service, ports, procs_per_node: procs, max_events: 2_000_000_000, trains: true, mpi, qps_per_port, clients: clients[0], initiator, sock, sock_mix, io: None };
     let pattern = PatternSpec { kind, op, size: sizes[0], window, warmup, iterations };
     for &s in &sizes {
         setup.validate(&PatternSpec { size: s, ..pattern }).map_err(|e| ParamError {
@@ -476,11 +478,11 @@ fn parse_series(file: &str, base: Option<&Path>, l: &mut Layers, label_default: 
         })?;
     }
     for &c in &clients {
-        let trial = VerbsSetup { clients: c, ..setup.clone() };
+        let trial = Scenario { clients: c, ..setup.clone() };
         trial.validate(&pattern).map_err(|e| ParamError { file: file.to_string(), key: format!("series `{label}`"), message: format!("{e} ({c} clients)") })?;
     }
     for &n in &procs_list {
-        let trial = VerbsSetup { procs_per_node: n, ..setup.clone() };
+        let trial = Scenario { procs_per_node: n, ..setup.clone() };
         trial.validate(&pattern).map_err(|e| ParamError { file: file.to_string(), key: format!("series `{label}`"), message: format!("{e} ({n} processes per node)") })?;
     }
     let t = l.pick("window_bytes");

@@ -1,7 +1,7 @@
 //! Parallel file I/O over the sdp study's profile: `pvfs_quick [CLIENTS] [STRIP]` prints the
 //! aggregate read and write bandwidth for 1..4 I/O servers over IPoIB, SDP and verbs.
 use interlab_model::ulp::sock::SockStack;
-use interlab_model::{FileServers, FileStore, Initiator, Ports, Profile, Service, VerbsSetup};
+use interlab_model::{FileServers, FileStore, Initiator, Ports, Profile, Service, Scenario};
 use interlab_patterns::{Op, PatternKind, PatternSpec};
 use std::sync::Arc;
 
@@ -15,7 +15,7 @@ fn main() {
         for init in [Initiator::Server, Initiator::Clients] {
             let mut line = format!("{name:6} {}", if init == Initiator::Server { "read " } else { "write" });
             for servers in 1..=4 {
-                let mut v = VerbsSetup::new(p.clone(), Service::Rc, Ports::One, 1);
+                let mut v = Scenario::new(p.clone(), Service::Rc, Ports::One, 1);
                 v.sock = sock;
                 v.clients = clients;
                 v.initiator = init;

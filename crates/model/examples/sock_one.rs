@@ -1,7 +1,7 @@
 //! One socket point with per-core detail: `sock_one PROFILE STACK KIND SIZE [PROCS]`
 //! (STACK: ipoib-ud[+lro][+lso] | ipoib-rc | eth[+mtu1500][+static] | sdp | sdp-bc | sdp-zc).
 use interlab_model::ulp::sock::{SockKind, SockStack};
-use interlab_model::{Ports, Profile, Service, VerbsSetup};
+use interlab_model::{Ports, Profile, Service, Scenario};
 use interlab_patterns::{Op, PatternKind, PatternSpec};
 use std::sync::Arc;
 
@@ -31,7 +31,7 @@ fn main() {
     let kind = if a[3] == "lat" { PatternKind::Latency } else { PatternKind::Bandwidth };
     let size: u64 = a[4].parse().unwrap();
     let procs: u32 = a.get(5).map_or(1, |x| x.parse().unwrap());
-    let mut v = VerbsSetup::new(p, Service::Rc, Ports::One, procs);
+    let mut v = Scenario::new(p, Service::Rc, Ports::One, procs);
     v.sock = Some(s);
     let window: u32 = std::env::var("W").ok().and_then(|w| w.parse().ok()).unwrap_or(64);
     let iters: u32 = std::env::var("IT").ok().and_then(|w| w.parse().ok()).unwrap_or(10);

@@ -3,12 +3,12 @@
 //! `cargo run --release -p interlab-model --example sock_quick [profile]`
 
 use interlab_model::ulp::sock::{SockKind, SockStack};
-use interlab_model::{Ports, Profile, Service, VerbsSetup};
+use interlab_model::{Ports, Profile, Service, Scenario};
 use interlab_patterns::{Op, PatternKind, PatternSpec};
 use std::sync::Arc;
 
 fn run(p: &Arc<Profile>, s: SockStack, kind: PatternKind, size: u64, procs: u32) -> (f64, f64) {
-    let mut v = VerbsSetup::new(p.clone(), Service::Rc, Ports::One, procs);
+    let mut v = Scenario::new(p.clone(), Service::Rc, Ports::One, procs);
     v.sock = Some(s);
     let (warmup, iterations) = if kind == PatternKind::Latency { (5, 50) } else { (2, 10) };
     let spec = PatternSpec { kind, op: Op::Send, size, window: 64, warmup, iterations };

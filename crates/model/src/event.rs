@@ -2,6 +2,7 @@
 
 use crate::transport::packet::{MsgMeta, Packet};
 use crate::transport::qp::{RespJob, Wr};
+use crate::ulp::{UlpEv, UlpId};
 use interlab_kernel::Time;
 use interlab_patterns::Input;
 
@@ -16,18 +17,8 @@ pub enum Ev {
     PktAtSwitch { in_port: u16, ser_ps: Time, pkt: Packet },
     /// A process sees `input` (memory updated and noticed); `cqe` when it consumes a CQE.
     Notify { proc: u16, input: Input, cqe: bool },
-    /// An MPI message reached process `proc`'s library (polled; `cqe` when by a completion).
-    MpiArrival { proc: u16, meta: MsgMeta, cqe: bool },
-    /// A socket completion of `packets` packets carrying `bytes` reached the host.
-    SockArrival { meta: MsgMeta, packets: u32, bytes: u64 },
-    /// The poll loop of socket receive queue `queue` may be empty (LRO flush check).
-    SockPollEnd { queue: u8, seq: u64 },
-    /// TCP delayed-ACK timer of `chan` (void unless `seq` is still current).
-    SockTimer { chan: u32, seq: u64 },
-    /// The application's core resumes a blocked SDP send on `chan`.
-    SockKick { chan: u32 },
-    /// A socket stack's RDMA operation completed locally (SDP zero copy).
-    SockDone { meta: MsgMeta },
+    /// Something for upper-layer protocol `ulp` (an arrival, a local completion, a timer).
+    Ulp { ulp: UlpId, ev: UlpEv },
     /// A doorbell write reached the adapter.
     Doorbell { qp: u32, wr: Wr },
     /// The adapter has fetched the work request.
@@ -41,6 +32,4 @@ pub enum Ev {
     Stall { port: u16, until: Time },
     /// The last packet of an unacknowledged (UC/UD) request left: it completes locally.
     LocalDone { meta: MsgMeta },
-    /// The MPI library of `proc` saw a completion free a slot of `qp`'s send queue.
-    MpiSqFree { proc: u16, chan: u32, qp: u32 },
 }

@@ -3,19 +3,25 @@
 //! `interlab-patterns`.
 //!
 //! Layout mirrors the stack: [`hw`] (links, switch, buses, adapter and host parameters),
-//! [`transport`] (headers, packets, queue pairs), [`node`] (a host with its adapter as one
-//! component), [`verbs`] (verbs experiments over two nodes and a switch).
+//! [`transport`] (headers, packets, queue pairs), [`adapter`] (engines, queue pairs, ports),
+//! [`host`] (processes on cores, memory), [`ulp`] (MPI and sockets behind one trait),
+//! [`node`] (host, adapter and protocols as one component), [`scenario`] (what a pattern
+//! point runs on: validated, built into nodes and switches, run, reduced to a point),
+//! [`connect`] (connection set-up times).
 
+pub mod adapter;
+pub mod connect;
 pub mod event;
 pub mod fileio;
+pub mod host;
 pub mod hw;
 pub use hw::bus;
 pub mod node;
 pub mod params;
 pub mod profile;
 pub mod transport;
+pub mod scenario;
 pub mod ulp;
-pub mod verbs;
 
 pub use params::ParamError;
 pub use profile::Profile;
@@ -23,4 +29,4 @@ pub use transport::packet::Service;
 pub use ulp::mpi::MpiDesign;
 pub use ulp::sock::SockStack;
 pub use fileio::{FileServers, FileStore};
-pub use verbs::{Initiator, ModelError, Point, Ports, Topology, VerbsSetup};
+pub use scenario::{Initiator, ModelError, Point, Ports, Scenario, Topology};

@@ -10,8 +10,8 @@ fn prof(id: &str) -> Profile {
     Profile::load(id).unwrap()
 }
 
-fn setup(p: Profile, ports: Ports, procs: u32, service: Service) -> VerbsSetup {
-    VerbsSetup { profile: Arc::new(p), topology: Topology::Lan, service, ports, procs_per_node: procs, max_events: 200_000_000, trains: true, mpi: None, qps_per_port: 1, clients: 1, initiator: Initiator::Server, sock: None, sock_mix: None, io: None }
+fn setup(p: Profile, ports: Ports, procs: u32, service: Service) -> Scenario {
+    Scenario { profile: Arc::new(p), topology: Topology::Lan, service, ports, procs_per_node: procs, max_events: 200_000_000, trains: true, mpi: None, qps_per_port: 1, clients: 1, initiator: Initiator::Server, sock: None, sock_mix: None, io: None }
 }
 
 fn bw(p: Profile, size: u64) -> f64 {
@@ -136,7 +136,7 @@ fn packet_trains_do_not_change_results() {
     }
     // Reads over a long path: responses as trains.
     let spec = PatternSpec { kind: PatternKind::Pipelined, op: Op::RdmaRead, size: 1 << 20, window: 8, warmup: 8, iterations: 8 };
-    let mut s = VerbsSetup { topology: Topology::Wan { miles: 100.0 }, ..setup(prof("woodcrest-infinihost-longbow"), Ports::One, 1, Service::Rc) };
+    let mut s = Scenario { topology: Topology::Wan { miles: 100.0 }, ..setup(prof("woodcrest-infinihost-longbow"), Ports::One, 1, Service::Rc) };
     let a = s.run(&spec).unwrap();
     s.trains = false;
     let b = s.run(&spec).unwrap();
@@ -217,8 +217,8 @@ proptest! {
     }
 }
 
-fn wan(miles: f64, service: Service) -> VerbsSetup {
-    VerbsSetup { topology: Topology::Wan { miles }, ..setup(prof("woodcrest-infinihost-longbow"), Ports::One, 1, service) }
+fn wan(miles: f64, service: Service) -> Scenario {
+    Scenario { topology: Topology::Wan { miles }, ..setup(prof("woodcrest-infinihost-longbow"), Ports::One, 1, service) }
 }
 
 #[test]
@@ -246,7 +246,7 @@ fn rc_bandwidth_never_rises_with_distance_and_uc_ud_do_not_care() {
 fn mpi_rendezvous_latency_is_three_one_way_delays_on_wan() {
     let lat = |size, miles| {
         let s = PatternSpec { kind: PatternKind::Latency, op: Op::Send, size, window: 1, warmup: 1, iterations: 2 };
-        VerbsSetup { mpi: Some(MpiDesign::Rc), ..wan(miles, Service::Rc) }.run(&s).unwrap().value
+        Scenario { mpi: Some(MpiDesign::Rc), ..wan(miles, Service::Rc) }.run(&s).unwrap().value
     };
     for miles in [1400.0, 8600.0] {
         let (small, large) = (lat(8, miles), lat(256 << 10, miles));
@@ -261,13 +261,13 @@ fn mpi_layers_conserve_messages_and_need_a_profile() {
     for design in [MpiDesign::Rc, MpiDesign::Ud, MpiDesign::Uc] {
         for size in [1u64, 5000, 100_000] {
             let s = PatternSpec { kind: PatternKind::BiBandwidth, op: Op::Send, size, window: 8, warmup: 1, iterations: 2 };
-            let p = VerbsSetup { mpi: Some(design), ..wan(10.0, Service::Rc) }.run(&s).unwrap();
+            let p = Scenario { mpi: Some(design), ..wan(10.0, Service::Rc) }.run(&s).unwrap();
             assert!(p.value > 0.0, "{design:?} {size}");
             assert_eq!(p.bytes_sent, p.bytes_received, "{design:?} {size}");
         }
     }
     let s = PatternSpec { kind: PatternKind::Latency, op: Op::Send, size: 8, window: 1, warmup: 0, iterations: 1 };
-    let e = VerbsSetup { mpi: Some(MpiDesign::Rc), ..setup(prof("r805-connectx-ddr"), Ports::One, 1, Service::Rc) }.run(&s).unwrap_err();
+    let e = Scenario { mpi: Some(MpiDesign::Rc), ..setup(prof("r805-connectx-ddr"), Ports::One, 1, Service::Rc) }.run(&s).unwrap_err();
     assert!(e.0.contains("[mpi]"), "{e}");
 }
 
@@ -275,7 +275,7 @@ fn mpi_layers_conserve_messages_and_need_a_profile() {
 fn fan_in_fan_out_and_hot_spot_share_the_server() {
     let run = |kind, clients, initiator, size| {
         let spec = PatternSpec { kind, op: Op::RdmaWrite, size, window: 16, warmup: 1, iterations: 3 };
-        let s = VerbsSetup { clients, initiator, ..setup(prof("xeon-mt25208-pcie"), Ports::One, 1, Service::Rc) };
+        let s = Scenario { clients, initiator, ..setup(prof("xeon-mt25208-pcie"), Ports::One, 1, Service::Rc) };
         let p = s.run(&spec).unwrap();
         assert_eq!(p.bytes_sent, p.bytes_received);
         p.value
@@ -297,7 +297,7 @@ fn fan_in_fan_out_and_hot_spot_share_the_server() {
         assert!(l > last, "{n} clients: {l} us");
         last = l;
     }
-    let e = VerbsSetup { clients: 0, ..setup(prof("xeon-mt25208-pcie"), Ports::One, 1, Service::Rc) }
+    let e = Scenario { clients: 0, ..setup(prof("xeon-mt25208-pcie"), Ports::One, 1, Service::Rc) }
         .run(&PatternSpec { kind: PatternKind::Latency, op: Op::Send, size: 8, window: 1, warmup: 0, iterations: 1 })
         .unwrap_err();
     assert!(e.0.contains("client"), "{e}");
@@ -307,7 +307,7 @@ fn fan_in_fan_out_and_hot_spot_share_the_server() {
 fn socket_stacks_conserve_bytes_and_cost_what_their_mechanisms_say() {
     let run = |sock, kind, size, procs| {
         let spec = PatternSpec { kind, op: Op::Send, size, window: 16, warmup: 1, iterations: 2 };
-        let s = VerbsSetup { sock: Some(sock), ..setup(prof("xeon24-mt23108-pcix"), Ports::One, procs, Service::Rc) };
+        let s = Scenario { sock: Some(sock), ..setup(prof("xeon24-mt23108-pcix"), Ports::One, procs, Service::Rc) };
         let p = s.run(&spec).unwrap();
         assert_eq!(p.bytes_sent, p.bytes_received, "{sock:?}");
         p.value
@@ -329,14 +329,14 @@ fn socket_stacks_conserve_bytes_and_cost_what_their_mechanisms_say() {
     assert!(four < one * 1.1, "IPoIB 4 streams {four} vs 1 {one}");
     // A profile without a [stack] section cannot run sockets.
     let spec = PatternSpec { kind: PatternKind::Latency, op: Op::Send, size: 8, window: 1, warmup: 0, iterations: 1 };
-    let e = VerbsSetup { sock: Some(SockStack::sdp_bc()), ..setup(prof("xeon-mt25208-pcie"), Ports::One, 1, Service::Rc) }.run(&spec).unwrap_err();
+    let e = Scenario { sock: Some(SockStack::sdp_bc()), ..setup(prof("xeon-mt25208-pcie"), Ports::One, 1, Service::Rc) }.run(&spec).unwrap_err();
     assert!(e.0.contains("[stack]"), "{e}");
 }
 
 fn mpi_bw(p: Profile, design: MpiDesign, miles: f64, size: u64, window: u32) -> f64 {
     let s = PatternSpec { kind: PatternKind::Bandwidth, op: Op::Send, size, window, warmup: 1, iterations: 2 };
-    let base = VerbsSetup { topology: Topology::Wan { miles }, ..setup(p, Ports::One, 1, Service::Rc) };
-    VerbsSetup { mpi: Some(design), ..base }.run(&s).unwrap().value
+    let base = Scenario { topology: Topology::Wan { miles }, ..setup(p, Ports::One, 1, Service::Rc) };
+    Scenario { mpi: Some(design), ..base }.run(&s).unwrap().value
 }
 
 #[test]
@@ -399,8 +399,8 @@ fn a_larger_pci_x_read_byte_count_never_lowers_bandwidth_and_lets_two_directions
 
 fn mpi_bibw(p: Profile, design: MpiDesign, miles: f64, size: u64, window: u32) -> f64 {
     let s = PatternSpec { kind: PatternKind::BiBandwidth, op: Op::Send, size, window, warmup: 1, iterations: 2 };
-    let base = VerbsSetup { topology: Topology::Wan { miles }, ..setup(p, Ports::One, 1, Service::Rc) };
-    VerbsSetup { mpi: Some(design), ..base }.run(&s).unwrap().value
+    let base = Scenario { topology: Topology::Wan { miles }, ..setup(p, Ports::One, 1, Service::Rc) };
+    Scenario { mpi: Some(design), ..base }.run(&s).unwrap().value
 }
 
 #[test]

@@ -3,13 +3,13 @@
 //! threshold), and the stacks conserve bytes.
 
 use interlab_model::ulp::sock::{SockKind, SockStack};
-use interlab_model::{Point, Ports, Profile, Service, VerbsSetup};
+use interlab_model::{Point, Ports, Profile, Service, Scenario};
 use interlab_patterns::{Op, PatternKind, PatternSpec};
 use std::sync::Arc;
 
 fn run(stack: SockStack, kind: PatternKind, size: u64, procs: u32) -> Point {
     let p = Arc::new(Profile::load("r805-connectx-ddr").unwrap());
-    let mut v = VerbsSetup::new(p, Service::Rc, Ports::One, procs);
+    let mut v = Scenario::new(p, Service::Rc, Ports::One, procs);
     v.sock = Some(stack);
     let (warmup, iterations, window) = if kind == PatternKind::Latency { (3, 20, 1) } else { (1, 3, 16) };
     let p = v.run(&PatternSpec { kind, op: Op::Send, size, window, warmup, iterations }).unwrap_or_else(|e| panic!("{}: {e}", stack.describe()));
@@ -88,7 +88,7 @@ fn sdp_bypasses_tcp_and_ipoib_connected_mode_needs_no_offloads() {
 #[test]
 fn two_stacks_at_once_share_the_adapter() {
     let p = Arc::new(Profile::load("r805-connectx-ddr").unwrap());
-    let mut v = VerbsSetup::new(p, Service::Rc, Ports::One, 4);
+    let mut v = Scenario::new(p, Service::Rc, Ports::One, 4);
     v.sock = Some(SockStack::new(SockKind::Eth));
     v.sock_mix = Some(SockStack::new(SockKind::IpoibRc));
     let pt = v.run(&PatternSpec { kind: PatternKind::Bandwidth, op: Op::Send, size: 65536, window: 16, warmup: 1, iterations: 3 }).unwrap();
@@ -116,7 +116,7 @@ fn nodes_on_one_shared_machine_compete_for_its_cpus() {
         let mut p = Profile::load("r805-connectx-ddr").unwrap();
         p.host.cores = 2;
         p.host.shared = shared;
-        let mut v = VerbsSetup::new(Arc::new(p), Service::Rc, Ports::One, 2);
+        let mut v = Scenario::new(Arc::new(p), Service::Rc, Ports::One, 2);
         v.sock = Some(SockStack { eth_mtu: 1500, lso: Some(false), ..SockStack::new(SockKind::Eth) });
         let pt = v.run(&PatternSpec { kind: PatternKind::Bandwidth, op: Op::Send, size: 65536, window: 16, warmup: 1, iterations: 3 }).unwrap();
         assert_eq!(pt.bytes_sent, pt.bytes_received, "bytes conserved (shared {shared})");
@@ -133,7 +133,7 @@ fn nodes_on_one_shared_machine_compete_for_its_cpus() {
 fn sdp_streams(memory: Option<f64>, procs: u32) -> f64 {
     let mut prof = Profile::load("xeon24-mt23108-pcix").unwrap();
     prof.host.memory_mbytes_per_s = memory;
-    let mut v = VerbsSetup::new(Arc::new(prof), Service::Rc, Ports::One, procs);
+    let mut v = Scenario::new(Arc::new(prof), Service::Rc, Ports::One, procs);
     v.sock = Some(SockStack::sdp_bc());
     let p = v.run(&PatternSpec { kind: PatternKind::Bandwidth, op: Op::Send, size: 32768, window: 16, warmup: 1, iterations: 3 }).unwrap();
     assert_eq!(p.bytes_sent, p.bytes_received);
@@ -162,7 +162,7 @@ fn cores_copying_at_once_share_the_memory_system() {
 fn sdp_fan(memory: f64, clients: u32, initiator: interlab_model::Initiator) -> f64 {
     let mut prof = Profile::load("xeon24-mt23108-pcix").unwrap();
     prof.host.memory_mbytes_per_s = Some(memory);
-    let mut v = VerbsSetup::new(Arc::new(prof), Service::Rc, Ports::One, 1);
+    let mut v = Scenario::new(Arc::new(prof), Service::Rc, Ports::One, 1);
     v.sock = Some(SockStack::sdp_bc());
     v.clients = clients;
     v.initiator = initiator;
@@ -197,7 +197,7 @@ fn copies_never_take_more_than_the_memory_system_and_sending_moves_more_than_rec
 /// `clients` compute nodes, 2 MB per pair in 64 KiB strips: aggregate MB/s.
 fn pvfs_read(stack: Option<SockStack>, servers: u32, clients: u32) -> f64 {
     let prof = Arc::new(Profile::load("xeon24-mt23108-pcix").unwrap());
-    let mut v = VerbsSetup::new(prof, Service::Rc, Ports::One, 1);
+    let mut v = Scenario::new(prof, Service::Rc, Ports::One, 1);
     v.sock = stack;
     v.clients = clients;
     v.initiator = interlab_model::Initiator::Server;
@@ -223,7 +223,7 @@ fn pvfs_daemons_serving_their_clients_in_turn_scale_with_the_servers_until_the_c
 }
 
 fn run_on(p: Profile, stack: SockStack, kind: PatternKind, size: u64, procs: u32) -> Point {
-    let mut v = VerbsSetup::new(Arc::new(p), Service::Rc, Ports::One, procs);
+    let mut v = Scenario::new(Arc::new(p), Service::Rc, Ports::One, procs);
     v.sock = Some(stack);
     let (warmup, iterations, window) = if kind == PatternKind::Latency { (3, 20, 1) } else { (1, 3, 16) };
     v.run(&PatternSpec { kind, op: Op::Send, size, window, warmup, iterations }).unwrap_or_else(|e| panic!("{}: {e}", stack.describe()))

@@ -2,10 +2,10 @@
 //! one-way latency and the host CPU at the sending and at the receiving end as functions
 //! of the message size, interpolated linearly between a grid of sizes (beyond the last
 //! size: the last segment's slope). Also the connection set-up time
-//! (`VerbsSetup::connect_time`) and, for SDP, the profile's idle threshold after which a
+//! (`Scenario::connect_time`) and, for SDP, the profile's idle threshold after which a
 //! connection pays a control round trip.
 //!
-//! * A `VerbsSetup` latency point (ping-pong, one isolated message each way per
+//! * A `Scenario` latency point (ping-pong, one isolated message each way per
 //!   iteration) gives the latency and the host CPU of an isolated message, both ends
 //!   together: each host sends one message and receives one per iteration.
 //! * A ping-pong cannot tell how that CPU divides between the two ends (each host does
@@ -17,7 +17,7 @@
 //!   browser receiving it the input path (with LRO: aggregated packets).
 
 use interlab_model::ulp::sock::SockStack;
-use interlab_model::{Initiator, Ports, Profile, VerbsSetup};
+use interlab_model::{Initiator, Ports, Profile, Scenario};
 use interlab_patterns::{Op, PatternKind, PatternSpec};
 use std::sync::Arc;
 
@@ -170,7 +170,7 @@ impl NetCost {
         let p = Arc::new(Profile::load(profile).map_err(|e| format!("profile {profile}: {e}"))?);
         let st = p.stack.clone().ok_or_else(|| format!("profile {profile} has no [stack] section: it cannot model sockets"))?;
         let cores = p.host.cores.max(1) as f64;
-        let mut v = VerbsSetup::new(p.clone(), stack.service(), Ports::One, 1);
+        let mut v = Scenario::new(p.clone(), stack.service(), Ports::One, 1);
         v.sock = Some(stack);
         let (mut lat, mut snd, mut rcv, mut events) = (Vec::new(), Vec::new(), Vec::new(), 0u64);
         let at = |size: u64| format!("{} on {profile} at {size} B", protocol.name());
@@ -195,7 +195,7 @@ impl NetCost {
             snd.push(both * f);
             rcv.push(both * (1.0 - f));
         }
-        let c = v.connect_time().map_err(|e| format!("{} on {profile}: connection time: {e}", protocol.name()))?;
+        let c = interlab_model::connect::connect_time(&v).map_err(|e| format!("{} on {profile}: connection time: {e}", protocol.name()))?;
         events += c.events;
         Ok(NetCost {
             protocol,

@@ -26,7 +26,7 @@
 use crate::claimcalc::{num, series, unmarked, Computed, FigureResults};
 use interlab_experiment::{SeriesResult, XAxis};
 use interlab_model::SockStack;
-use interlab_model::{FileServers, FileStore, Initiator, Ports, Profile, Service, VerbsSetup};
+use interlab_model::{FileServers, FileStore, Initiator, Ports, Profile, Service, Scenario};
 use interlab_patterns::{Op, PatternKind, PatternSpec};
 use interlab_report::Scale;
 use rayon::prelude::*;
@@ -145,8 +145,8 @@ impl PvfsSpec {
     }
 
     /// The model set-up of one point.
-    pub fn setup(&self, profile: &Arc<Profile>, protocol: Option<SockStack>, servers: u32) -> (VerbsSetup, PatternSpec) {
-        let mut v = VerbsSetup::new(profile.clone(), Service::Rc, Ports::One, 1);
+    pub fn setup(&self, profile: &Arc<Profile>, protocol: Option<SockStack>, servers: u32) -> (Scenario, PatternSpec) {
+        let mut v = Scenario::new(profile.clone(), Service::Rc, Ports::One, 1);
         v.sock = protocol;
         v.clients = self.compute_nodes;
         v.initiator = if self.read { Initiator::Server } else { Initiator::Clients };

@@ -13,11 +13,10 @@
 //!   handshake); the receiver acknowledges each, and a message completes at the sender only
 //!   then.
 
-use crate::event::Ev;
-use crate::node::Node;
 use crate::params::{ParamError, Table};
 use crate::transport::packet::{MsgMeta, UlpKind};
-use interlab_kernel::{Ctx, Time};
+use crate::ulp::{Ulp, UlpEv, UlpHost, UlpId};
+use interlab_kernel::Time;
 use interlab_patterns::{Input, Message, Op};
 use std::collections::{BTreeMap, VecDeque};
 
@@ -131,6 +130,12 @@ pub struct MpiEnd {
     pub design: MpiDesign,
     /// Rendezvous data above this is striped over all rails (None: never).
     pub stripe_threshold: Option<u64>,
+    /// The process owning this end.
+    proc: u16,
+    /// Queue pairs (rails), the first carrying everything that is not striped.
+    rails: Vec<u32>,
+    /// Next message number.
+    next_msg: u64,
     /// Sender: rendezvous messages waiting for their CTS.
     waiting_cts: BTreeMap<u64, Message>,
     /// Receiver: FINs (RC) or fragments (UD) seen per message.
@@ -149,8 +154,8 @@ pub struct MpiEnd {
 }
 
 impl MpiEnd {
-    /// A fresh end.
-    pub fn new(design: MpiDesign, stripe_threshold: Option<u64>, spec: &MpiSpec) -> Self {
+    /// A fresh end of process `proc` over the queue pairs `rails`.
+    pub fn new(design: MpiDesign, stripe_threshold: Option<u64>, spec: &MpiSpec, proc: u16, rails: Vec<u32>) -> Self {
         MpiEnd {
             zcopy_free: spec.ud_zcopy_qps,
             zcopy_waiting: VecDeque::new(),
@@ -158,6 +163,9 @@ impl MpiEnd {
             sq_backlog: BTreeMap::new(),
             design,
             stripe_threshold,
+            proc,
+            rails,
+            next_msg: 0,
             waiting_cts: BTreeMap::new(),
             parts_seen: BTreeMap::new(),
             ud_queue: VecDeque::new(),
@@ -165,64 +173,38 @@ impl MpiEnd {
             ud_since_ack: 0,
         }
     }
+
+    /// Whether the library bounds this end's send queues (RC with `sq_depth_wqes`), so it
+    /// must hear when a completion frees a slot ([`UlpEv::SqFree`]).
+    pub fn bounds_send_queue(&self, spec: &MpiSpec) -> bool {
+        self.design == MpiDesign::Rc && spec.sq_depth_wqes > 0
+    }
 }
 
-impl Node {
-    fn mpi_spec(&self) -> &MpiSpec {
-        self.prof.mpi.as_ref().expect("validated: MPI channels need a profile [mpi] section")
+/// The MPI library of one node: its ends, by channel.
+#[derive(Debug, Default)]
+pub struct Mpi {
+    ends: BTreeMap<u32, MpiEnd>,
+}
+
+fn mpi_spec<H: UlpHost>(h: &H) -> &MpiSpec {
+    h.profile().mpi.as_ref().expect("validated: MPI channels need a profile [mpi] section")
+}
+
+impl Mpi {
+    /// Declares this node's end of MPI channel `chan`.
+    pub fn add(&mut self, chan: u32, end: MpiEnd) {
+        self.ends.insert(chan, end);
     }
 
     fn end_mut(&mut self, chan: u32) -> &mut MpiEnd {
-        self.chans.get_mut(&chan).and_then(|c| c.mpi.as_mut()).expect("MPI channel")
-    }
-
-    /// The program posted `m` (an MPI send) at CPU time `t`; returns when the CPU is done.
-    pub(crate) fn mpi_send(&mut self, m: Message, mut t: Time, ctx: &mut Ctx<'_, Ev>) -> Time {
-        let spec = self.mpi_spec().clone();
-        let end = self.chans.get_mut(&m.chan).expect("channel");
-        let msg_id = end.next_msg;
-        end.next_msg += 1;
-        let rail0 = end.qps[0];
-        let design = end.mpi.as_ref().expect("MPI").design;
-        let meta = |ulp, bytes| MsgMeta { chan: m.chan, tag: m.tag, msg_id, parts: 1, bytes, notify: true, ulp };
-        t += ns(spec.overhead_ns);
-        match design {
-            MpiDesign::Rc if m.bytes <= spec.eager_threshold_bytes => {
-                t += spec.copy_ps(m.bytes);
-                t = self.mpi_post(m.chan, rail0, Op::RdmaWrite, m.bytes + spec.header_bytes, meta(UlpKind::Eager, m.bytes), t, ctx);
-            }
-            MpiDesign::Rc => {
-                self.end_mut(m.chan).waiting_cts.insert(msg_id, m);
-                t = self.mpi_post(m.chan, rail0, Op::Send, spec.ctrl_bytes, meta(UlpKind::Rts, m.bytes), t, ctx);
-            }
-            MpiDesign::Ud if spec.ud_zcopy(m.bytes, self.prof.link.mtu_bytes as u64) => {
-                // Zero copy: ask the receiver for a QP and receives in the user buffer.
-                self.end_mut(m.chan).waiting_cts.insert(msg_id, m);
-                t = self.post_wr(rail0, Op::Send, spec.ctrl_bytes, meta(UlpKind::Rts, m.bytes), t, ctx);
-            }
-            MpiDesign::Uc => {
-                t += spec.copy_ps(m.bytes);
-                t = self.post_wr(rail0, Op::Send, m.bytes + spec.header_bytes, meta(UlpKind::Eager, m.bytes), t, ctx);
-            }
-            MpiDesign::Ud => {
-                t += spec.copy_ps(m.bytes);
-                let frag = self.prof.link.mtu_bytes as u64 - spec.header_bytes;
-                let n = m.bytes.div_ceil(frag).max(1);
-                for i in 0..n {
-                    let bytes = (m.bytes - i * frag).min(frag);
-                    let fm = MsgMeta { parts: n as u16, ..meta(UlpKind::Frag { last: i + 1 == n }, m.bytes) };
-                    self.end_mut(m.chan).ud_queue.push_back((bytes + spec.header_bytes, fm));
-                }
-                t = self.ud_pump(m.chan, t, ctx);
-            }
-        }
-        t
+        self.ends.get_mut(&chan).expect("MPI channel")
     }
 
     /// Posts a work request of the library on `qp`, or queues it while the RC send queue
     /// holds `sq_depth_wqes` (MVAPICH's backlog, drained as completions free slots).
-    fn mpi_post(&mut self, chan: u32, qp: u32, op: Op, bytes: u64, meta: MsgMeta, t: Time, ctx: &mut Ctx<'_, Ev>) -> Time {
-        let depth = self.mpi_spec().sq_depth_wqes;
+    fn post<H: UlpHost>(&mut self, h: &mut H, chan: u32, qp: u32, op: Op, bytes: u64, meta: MsgMeta, t: Time) -> Time {
+        let depth = mpi_spec(h).sq_depth_wqes;
         if depth > 0 && self.end_mut(chan).design == MpiDesign::Rc {
             let end = self.end_mut(chan);
             let out = end.sq_out.entry(qp).or_insert(0);
@@ -232,41 +214,29 @@ impl Node {
             }
             *out += 1;
         }
-        self.post_wr(qp, op, bytes, meta, t, ctx)
-    }
-
-    /// A work request of the library on RC queue pair `qp` completed: its send-queue slot
-    /// is free (seen when the progress engine polls the CQ at `at`).
-    pub(crate) fn mpi_wqe_done(&mut self, chan: u32, qp: u32, at: Time, ctx: &mut Ctx<'_, Ev>) {
-        let Some(end) = self.chans.get(&chan).and_then(|c| c.mpi.as_ref()) else { return };
-        if end.design != MpiDesign::Rc || self.mpi_spec().sq_depth_wqes == 0 {
-            return;
-        }
-        let proc = self.chans[&chan].proc;
-        let detect = at + ns(self.prof.host.poll_detect_ns);
-        ctx.send_at(ctx.me(), detect, Ev::MpiSqFree { proc, chan, qp });
+        h.post(qp, op, bytes, meta, t)
     }
 
     /// Posts backlogged work requests of `chan` on `qp` into the slots completions freed.
-    pub(crate) fn mpi_sq_free(&mut self, proc: u16, chan: u32, qp: u32, ctx: &mut Ctx<'_, Ev>) {
-        let core = self.procs[proc as usize].core as usize;
-        let (slot, start) = self.cores.start(core, ctx.now());
-        let mut t = start;
-        let end = self.end_mut(chan);
-        let out = end.sq_out.entry(qp).or_insert(1);
-        *out -= 1;
-        if let Some((op, bytes, meta)) = end.sq_backlog.get_mut(&qp).and_then(|b| b.pop_front()) {
-            *end.sq_out.get_mut(&qp).expect("entry") += 1;
-            t = self.post_wr(qp, op, bytes, meta, t, ctx);
-        }
-        self.cores.finish(slot, t);
-        self.stats.core_busy_ps[core] += t - start;
+    fn sq_free<H: UlpHost>(&mut self, h: &mut H, chan: u32, qp: u32) {
+        let core = h.proc_core(self.end_mut(chan).proc);
+        h.on_cpu(core, h.now(), |h, start| {
+            let mut t = start;
+            let end = self.end_mut(chan);
+            let out = end.sq_out.entry(qp).or_insert(1);
+            *out -= 1;
+            if let Some((op, bytes, meta)) = end.sq_backlog.get_mut(&qp).and_then(|b| b.pop_front()) {
+                *end.sq_out.get_mut(&qp).expect("entry") += 1;
+                t = h.post(qp, op, bytes, meta, t);
+            }
+            t
+        });
     }
 
     /// Sends queued UD fragments while the window allows.
-    fn ud_pump(&mut self, chan: u32, mut t: Time, ctx: &mut Ctx<'_, Ev>) -> Time {
-        let window = self.mpi_spec().ud_window_packets;
-        let rail0 = self.chans[&chan].qps[0];
+    fn ud_pump<H: UlpHost>(&mut self, h: &mut H, chan: u32, mut t: Time) -> Time {
+        let window = mpi_spec(h).ud_window_packets;
+        let rail0 = self.end_mut(chan).rails[0];
         loop {
             let end = self.end_mut(chan);
             if end.ud_unacked >= window {
@@ -274,30 +244,37 @@ impl Node {
             }
             let Some((bytes, meta)) = end.ud_queue.pop_front() else { break };
             end.ud_unacked += 1;
-            t = self.post_wr(rail0, Op::Send, bytes, meta, t, ctx);
+            t = h.post(rail0, Op::Send, bytes, meta, t);
         }
         t
     }
 
     /// Lends a zero-copy QP to the message `rts` announced: posts a receive per datagram into
     /// the user buffer and answers with a CTS; returns when the CPU is done.
-    fn zcopy_grant(&mut self, rts: MsgMeta, mut t: Time, ctx: &mut Ctx<'_, Ev>) -> Time {
-        let spec = self.mpi_spec().clone();
-        let n = rts.bytes.div_ceil(self.prof.link.mtu_bytes as u64).max(1);
-        t += n * ns(self.prof.host.post_ns);
-        let rail0 = self.chans[&rts.chan].qps[0];
+    fn zcopy_grant<H: UlpHost>(&mut self, h: &mut H, rts: MsgMeta, mut t: Time) -> Time {
+        let ctrl_bytes = mpi_spec(h).ctrl_bytes;
+        let rail0 = self.end_mut(rts.chan).rails[0];
+        let n = rts.bytes.div_ceil(h.qp_mtu(rail0)).max(1);
+        t += n * ns(h.profile().host.post_ns);
         let cts = MsgMeta { ulp: UlpKind::Cts, parts: 1, notify: true, ..rts };
-        self.post_wr(rail0, Op::Send, spec.ctrl_bytes, cts, t, ctx)
+        h.post(rail0, Op::Send, ctrl_bytes, cts, t)
     }
 
-    /// An MPI message reached the library of process `proc` (after the poll noticed it).
-    pub(crate) fn mpi_arrival(&mut self, proc: u16, meta: MsgMeta, cqe: bool, ctx: &mut Ctx<'_, Ev>) {
-        let spec = self.mpi_spec().clone();
-        let core = self.procs[proc as usize].core as usize;
-        let (slot, start) = self.cores.start(core, ctx.now());
-        let mut t = start + if cqe { ns(self.prof.host.cqe_poll_ns) } else { 0 };
+    /// An MPI message reached the library (after the poll noticed it).
+    fn arrival<H: UlpHost>(&mut self, h: &mut H, meta: MsgMeta, cqe: bool) {
+        let spec = mpi_spec(h).clone();
         let chan = meta.chan;
-        let rail0 = self.chans[&chan].qps[0];
+        let proc = self.end_mut(chan).proc;
+        let core = h.proc_core(proc);
+        h.on_cpu(core, h.now(), |h, start| self.arrival_on_cpu(h, &spec, proc, meta, cqe, start));
+    }
+
+    /// The library's work on an arrival, on the process's core from `start`; returns when
+    /// it is done.
+    fn arrival_on_cpu<H: UlpHost>(&mut self, h: &mut H, spec: &MpiSpec, proc: u16, meta: MsgMeta, cqe: bool, start: Time) -> Time {
+        let mut t = start + if cqe { ns(h.profile().host.cqe_poll_ns) } else { 0 };
+        let chan = meta.chan;
+        let rail0 = self.end_mut(chan).rails[0];
         let deliver = Input::Arrived { chan, bytes: meta.bytes, tag: meta.tag };
         let ctrl = |ulp| MsgMeta { bytes: meta.bytes, ulp, parts: 1, notify: true, ..meta };
         match meta.ulp {
@@ -305,9 +282,9 @@ impl Node {
                 t += ns(spec.overhead_ns) + spec.copy_ps(meta.bytes);
                 if self.end_mut(chan).design == MpiDesign::Uc {
                     // The UC design acknowledges every message; the sender completes on it.
-                    t = self.post_wr(rail0, Op::Send, spec.ctrl_bytes, ctrl(UlpKind::Ack { packets: 1 }), t, ctx);
+                    t = h.post(rail0, Op::Send, spec.ctrl_bytes, ctrl(UlpKind::Ack { packets: 1 }), t);
                 }
-                t = self.feed(proc, deliver, t, ctx);
+                t = self.deliver(h, proc, deliver, t);
             }
             UlpKind::Rts if self.end_mut(chan).design == MpiDesign::Ud => {
                 t += ns(spec.overhead_ns);
@@ -316,53 +293,53 @@ impl Node {
                     end.zcopy_waiting.push_back(meta);
                 } else {
                     end.zcopy_free -= 1;
-                    t = self.zcopy_grant(meta, t, ctx);
+                    t = self.zcopy_grant(h, meta, t);
                 }
             }
             UlpKind::Rts => {
                 t += ns(spec.overhead_ns);
-                t = self.mpi_post(chan, rail0, Op::Send, spec.ctrl_bytes, ctrl(UlpKind::Cts), t, ctx);
+                t = self.post(h, chan, rail0, Op::Send, spec.ctrl_bytes, ctrl(UlpKind::Cts), t);
             }
             UlpKind::Cts if self.end_mut(chan).design == MpiDesign::Ud => {
                 // Zero copy granted: every datagram straight from the user buffer.
                 t += ns(spec.overhead_ns);
                 let m = self.end_mut(chan).waiting_cts.remove(&meta.msg_id).expect("CTS for a pending RTS");
-                let n = m.bytes.div_ceil(self.prof.link.mtu_bytes as u64).max(1);
+                let n = m.bytes.div_ceil(h.qp_mtu(rail0)).max(1);
                 let data = MsgMeta { parts: n as u16, ..ctrl(UlpKind::ZcopyData { datagrams: 1 }) };
-                t = self.post_datagrams(rail0, m.bytes, data, t, ctx);
+                t = h.post_datagrams(rail0, m.bytes, data, t);
             }
             UlpKind::ZcopyData { datagrams } => {
                 // One completion per datagram to poll.
-                t += (datagrams as u64).saturating_sub(1) * ns(self.prof.host.cqe_poll_ns);
+                t += (datagrams as u64).saturating_sub(1) * ns(h.profile().host.cqe_poll_ns);
                 let end = self.end_mut(chan);
                 let seen = end.parts_seen.entry(meta.msg_id).or_insert(0);
                 *seen += datagrams as u64;
                 if *seen >= meta.parts as u64 {
                     end.parts_seen.remove(&meta.msg_id);
                     // One acknowledgement for the message; its QP goes back to the pool.
-                    t = self.post_wr(rail0, Op::Send, spec.ctrl_bytes, ctrl(UlpKind::Ack { packets: 0 }), t, ctx);
+                    t = h.post(rail0, Op::Send, spec.ctrl_bytes, ctrl(UlpKind::Ack { packets: 0 }), t);
                     let end = self.end_mut(chan);
                     match end.zcopy_waiting.pop_front() {
-                        Some(rts) => t = self.zcopy_grant(rts, t, ctx),
+                        Some(rts) => t = self.zcopy_grant(h, rts, t),
                         None => end.zcopy_free += 1,
                     }
                     t += ns(spec.overhead_ns);
-                    t = self.feed(proc, deliver, t, ctx);
+                    t = self.deliver(h, proc, deliver, t);
                 }
             }
             UlpKind::Cts => {
                 t += ns(spec.overhead_ns);
-                let end = self.chans.get_mut(&chan).expect("channel");
-                let m = end.mpi.as_mut().expect("MPI").waiting_cts.remove(&meta.msg_id).expect("CTS for a pending RTS");
-                let qps = end.qps.clone();
-                let stripe = end.mpi.as_ref().expect("MPI").stripe_threshold.is_some_and(|th| m.bytes > th) && qps.len() > 1;
+                let end = self.end_mut(chan);
+                let m = end.waiting_cts.remove(&meta.msg_id).expect("CTS for a pending RTS");
+                let qps = end.rails.clone();
+                let stripe = end.stripe_threshold.is_some_and(|th| m.bytes > th) && qps.len() > 1;
                 let rails: Vec<u32> = if stripe { qps } else { vec![qps[0]] };
                 let n = rails.len() as u64;
                 for (i, &q) in rails.iter().enumerate() {
                     let share = m.bytes / n + u64::from((i as u64) < m.bytes % n);
                     let data = MsgMeta { notify: false, parts: n as u16, ..ctrl(UlpKind::RndvData) };
-                    t = self.mpi_post(chan, q, Op::RdmaWrite, share, data, t, ctx);
-                    t = self.mpi_post(chan, q, Op::Send, spec.ctrl_bytes, MsgMeta { parts: n as u16, ..ctrl(UlpKind::Fin) }, t, ctx);
+                    t = self.post(h, chan, q, Op::RdmaWrite, share, data, t);
+                    t = self.post(h, chan, q, Op::Send, spec.ctrl_bytes, MsgMeta { parts: n as u16, ..ctrl(UlpKind::Fin) }, t);
                 }
             }
             UlpKind::Fin | UlpKind::Frag { .. } => {
@@ -374,7 +351,7 @@ impl Node {
                     end.parts_seen.remove(&meta.msg_id);
                 }
                 if let UlpKind::Frag { .. } = meta.ulp {
-                    let frag = self.prof.link.mtu_bytes as u64 - spec.header_bytes;
+                    let frag = h.qp_mtu(rail0) - spec.header_bytes;
                     t += spec.copy_ps(frag.min(meta.bytes));
                     let end = self.end_mut(chan);
                     end.ud_since_ack += 1;
@@ -382,12 +359,12 @@ impl Node {
                     if complete || end.ud_since_ack >= (spec.ud_window_packets / 4).max(1) {
                         let packets = end.ud_since_ack as u32;
                         end.ud_since_ack = 0;
-                        t = self.post_wr(rail0, Op::Send, spec.ctrl_bytes, ctrl(UlpKind::Ack { packets }), t, ctx);
+                        t = h.post(rail0, Op::Send, spec.ctrl_bytes, ctrl(UlpKind::Ack { packets }), t);
                     }
                 }
                 if complete {
                     t += ns(spec.overhead_ns);
-                    t = self.feed(proc, deliver, t, ctx);
+                    t = self.deliver(h, proc, deliver, t);
                 }
             }
             UlpKind::Ack { packets: 0 } => {} // a zero-copy message is confirmed: its buffer is free
@@ -395,12 +372,67 @@ impl Node {
                 let end = self.end_mut(chan);
                 if end.design == MpiDesign::Ud {
                     end.ud_unacked = end.ud_unacked.saturating_sub(packets as u64);
-                    t = self.ud_pump(chan, t, ctx);
+                    t = self.ud_pump(h, chan, t);
                 }
             }
             UlpKind::RndvData | UlpKind::Raw | UlpKind::Segment { .. } | UlpKind::Sdp(_) => {}
         }
-        self.cores.finish(slot, t);
-        self.stats.core_busy_ps[core] += t - start;
+        t
+    }
+}
+
+impl Ulp for Mpi {
+    const ID: UlpId = UlpId::Mpi;
+
+    /// The program posted `m` (an MPI send) at CPU time `t`; returns when the CPU is done.
+    fn send<H: UlpHost>(&mut self, h: &mut H, m: Message, mut t: Time) -> Time {
+        let spec = mpi_spec(h).clone();
+        let end = self.end_mut(m.chan);
+        let msg_id = end.next_msg;
+        end.next_msg += 1;
+        let rail0 = end.rails[0];
+        let mtu = h.qp_mtu(rail0);
+        let design = end.design;
+        let meta = |ulp, bytes| MsgMeta { chan: m.chan, tag: m.tag, msg_id, parts: 1, bytes, notify: true, ulp };
+        t += ns(spec.overhead_ns);
+        match design {
+            MpiDesign::Rc if m.bytes <= spec.eager_threshold_bytes => {
+                t += spec.copy_ps(m.bytes);
+                t = self.post(h, m.chan, rail0, Op::RdmaWrite, m.bytes + spec.header_bytes, meta(UlpKind::Eager, m.bytes), t);
+            }
+            MpiDesign::Rc => {
+                self.end_mut(m.chan).waiting_cts.insert(msg_id, m);
+                t = self.post(h, m.chan, rail0, Op::Send, spec.ctrl_bytes, meta(UlpKind::Rts, m.bytes), t);
+            }
+            MpiDesign::Ud if spec.ud_zcopy(m.bytes, mtu) => {
+                // Zero copy: ask the receiver for a QP and receives in the user buffer.
+                self.end_mut(m.chan).waiting_cts.insert(msg_id, m);
+                t = h.post(rail0, Op::Send, spec.ctrl_bytes, meta(UlpKind::Rts, m.bytes), t);
+            }
+            MpiDesign::Uc => {
+                t += spec.copy_ps(m.bytes);
+                t = h.post(rail0, Op::Send, m.bytes + spec.header_bytes, meta(UlpKind::Eager, m.bytes), t);
+            }
+            MpiDesign::Ud => {
+                t += spec.copy_ps(m.bytes);
+                let frag = mtu - spec.header_bytes;
+                let n = m.bytes.div_ceil(frag).max(1);
+                for i in 0..n {
+                    let bytes = (m.bytes - i * frag).min(frag);
+                    let fm = MsgMeta { parts: n as u16, ..meta(UlpKind::Frag { last: i + 1 == n }, m.bytes) };
+                    self.end_mut(m.chan).ud_queue.push_back((bytes + spec.header_bytes, fm));
+                }
+                t = self.ud_pump(h, m.chan, t);
+            }
+        }
+        t
+    }
+
+    fn handle<H: UlpHost>(&mut self, h: &mut H, ev: UlpEv) {
+        match ev {
+            UlpEv::Arrived { meta, cqe, .. } => self.arrival(h, meta, cqe),
+            UlpEv::SqFree { chan, qp } => self.sq_free(h, chan, qp),
+            UlpEv::Done { .. } | UlpEv::Timer { .. } | UlpEv::PollEnd { .. } => {}
+        }
     }
 }

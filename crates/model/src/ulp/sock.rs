@@ -1,21 +1,25 @@
 //! Stream sockets over the verbs model: which stack a connection uses, its per-connection
 //! state, and the host work every stack shares: the application's cores, the receive
 //! interrupt with NAPI polling and (static or adaptive) coalescing, and delivery of stream
-//! bytes to a process blocked in recv(). The stacks themselves are [`crate::ulp::tcp`]
-//! (kernel TCP/IP over IPoIB or Ethernet) and [`crate::ulp::sdp`].
+//! bytes to a process blocked in recv(). The transports themselves are [`tcp`] (kernel
+//! TCP/IP over IPoIB or Ethernet) and [`sdp`], each a [`Transport`]; [`Sockets`] dispatches
+//! to them by [`SockKind`] with a `match`.
 //!
 //! Receive path: the adapter's completion raises an interrupt on the interrupt core unless
 //! that core is still polling the same queue (NAPI) or a coalesced interrupt is pending; the
 //! stack then does its per-packet (or per-aggregate) work there, and the application, on
 //! its own core, is woken, makes its system call and copies the data out.
 
-use crate::event::Ev;
-use crate::node::Node;
-use crate::transport::packet::{MsgMeta, Service};
+mod sdp;
+mod tcp;
+
+use crate::profile::Profile;
+use crate::transport::packet::{MsgMeta, SdpMsg, Service, UlpKind};
 use crate::ulp::stack_spec::{ns, StackSpec};
-use interlab_kernel::{Ctx, Time};
+use crate::ulp::{Ulp, UlpEv, UlpHost, UlpId};
+use interlab_kernel::Time;
 use interlab_patterns::{Input, Message};
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 
 /// Which kind of socket stack.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -137,6 +141,31 @@ impl SockStack {
         s
     }
 
+    /// Whether `prof` can run this stack with these switches; the reason when not.
+    pub fn check(self, prof: &Profile) -> Result<(), String> {
+        match self.kind {
+            SockKind::Eth => {
+                let Some(e) = &prof.eth else {
+                    return Err(format!("profile {} has no Ethernet port ([eth] section)", prof.id));
+                };
+                if self.eth_mtu != 0 && !(576..=9216).contains(&self.eth_mtu) {
+                    return Err(format!("Ethernet MTU must be 576..=9216 bytes, found {}", self.eth_mtu));
+                }
+                if self.eth_mtu == 0 && e.link.mtu_bytes == 0 {
+                    return Err("the profile's Ethernet MTU is 0".into());
+                }
+            }
+            SockKind::IpoibRc | SockKind::Sdp if self.lso == Some(true) || self.lro == Some(true) => {
+                return Err(format!("LSO and LRO are datagram-mode offloads; {} has neither", self.name()));
+            }
+            _ => {}
+        }
+        if self.kind == SockKind::Sdp && self.sdp_zcopy_threshold == 0 {
+            return Err("the SDP zero-copy threshold must be at least 1 byte".into());
+        }
+        Ok(())
+    }
+
     /// The InfiniBand (or raw Ethernet) service the stack's queue pairs use.
     pub fn service(self) -> Service {
         match self.kind {
@@ -155,6 +184,10 @@ impl SockStack {
 #[derive(Debug, Clone)]
 pub struct SockEnd {
     pub stack: SockStack,
+    /// The process owning this end.
+    pub(crate) proc: u16,
+    /// The queue pair the connection uses.
+    pub(crate) qp: u32,
     /// Bytes the application asks recv() for (the pattern's message size).
     pub recv_size: u64,
     // ---- TCP, sending
@@ -207,10 +240,13 @@ pub struct SockEnd {
 }
 
 impl SockEnd {
-    /// A fresh end whose application receives `recv_size`-byte messages.
-    pub fn new(stack: SockStack, recv_size: u64, sdp_credits: u64) -> Self {
+    /// A fresh end of process `proc` over queue pair `qp` whose application receives
+    /// `recv_size`-byte messages.
+    pub fn new(stack: SockStack, recv_size: u64, sdp_credits: u64, proc: u16, qp: u32) -> Self {
         SockEnd {
             stack,
+            proc,
+            qp,
             recv_size,
             app_bytes: 0,
             snd_nxt: 0,
@@ -257,56 +293,84 @@ pub struct RxQueue {
     pub interrupts: u64,
 }
 
-/// Per-host socket state beside the adapter: the receive queues.
+
+/// The socket layer of one host: the receive queues (interrupt contexts) and every
+/// connection's end, by channel.
 #[derive(Debug, Clone, Default)]
-pub struct SockHost {
+pub struct Sockets {
     pub queues: [RxQueue; 2],
+    ends: BTreeMap<u32, SockEnd>,
 }
 
-impl Node {
-    pub(crate) fn stack(&self) -> &StackSpec {
-        self.prof.stack.as_ref().expect("validated: socket channels need a profile [stack] section")
+/// A socket transport: what a stack does when the application sends, when its
+/// completions reach the host, and on its timers. The methods get the socket layer
+/// (every end, the receive queues) and the node's [`UlpHost`] handle.
+trait Transport {
+    /// send() of `m` by the application at `t`; returns when its core is done.
+    fn send<H: UlpHost>(s: &mut Sockets, h: &mut H, m: Message, t: Time) -> Time;
+    /// A completion of `packets` packets carrying `bytes` (datagram links) reached the host.
+    fn arrival<H: UlpHost>(s: &mut Sockets, h: &mut H, meta: MsgMeta, packets: u64, bytes: u64);
+    /// A request of the stack's own completed locally.
+    fn done<H: UlpHost>(_s: &mut Sockets, _h: &mut H, _meta: MsgMeta) {}
+    /// A timer the stack set on `chan` fired.
+    fn timer<H: UlpHost>(_s: &mut Sockets, _h: &mut H, _chan: u32, _seq: u64) {}
+    /// The application of `chan` is about to start.
+    fn start<H: UlpHost>(_s: &mut Sockets, _h: &mut H, _chan: u32) {}
+    /// The application has read everything the socket held, at `t` on its core; returns
+    /// when that core is done.
+    fn after_read<H: UlpHost>(_s: &mut Sockets, _h: &mut H, _chan: u32, t: Time) -> Time {
+        t
+    }
+}
+
+/// Whether the local completion of a request carrying `meta` is news for a socket stack:
+/// SDP's zero-copy write completion message was acknowledged.
+pub(crate) fn wants_local_completion(meta: &MsgMeta) -> bool {
+    matches!(meta.ulp, UlpKind::Sdp(SdpMsg::WrCompl { .. }))
+}
+
+/// The profile's `[stack]` section.
+fn stack<H: UlpHost>(h: &H) -> &StackSpec {
+    h.profile().stack.as_ref().expect("validated: socket channels need a profile [stack] section")
+}
+
+/// The core that takes the adapter's interrupts: the last one (one completion vector for
+/// both ports); applications are placed from core 0.
+fn irq_core<H: UlpHost>(h: &H) -> usize {
+    h.cores() - 1
+}
+
+impl Sockets {
+    /// Declares this node's end of socket channel `chan`.
+    pub fn add(&mut self, chan: u32, end: SockEnd) {
+        self.ends.insert(chan, end);
     }
 
-    /// The core that takes the adapter's interrupts: the last one (one completion vector
-    /// for both ports); applications are placed from core 0.
-    pub(crate) fn irq_core(&self) -> usize {
-        self.cores.len() - 1
+    /// This node's end of channel `chan`, if it is a socket.
+    pub fn end(&self, chan: u32) -> Option<&SockEnd> {
+        self.ends.get(&chan)
     }
 
-    pub(crate) fn sock_end(&mut self, chan: u32) -> &mut SockEnd {
-        self.chans.get_mut(&chan).and_then(|c| c.sock.as_mut()).expect("socket channel")
+    fn end_mut(&mut self, chan: u32) -> &mut SockEnd {
+        self.ends.get_mut(&chan).expect("socket channel")
     }
 
     /// The application core of channel `chan`'s end here.
-    pub(crate) fn app_core(&self, chan: u32) -> usize {
-        self.procs[self.chans[&chan].proc as usize].core as usize
-    }
-
-    /// Runs `f` on `core` from no earlier than `ready`; `f` gets the start time and returns
-    /// when the work ends. The core is busy in between.
-    pub(crate) fn on_cpu(&mut self, core: usize, ready: Time, f: impl FnOnce(&mut Self, Time) -> Time) -> Time {
-        let (slot, start) = self.cores.start(core, ready);
-        let end = f(self, start).max(start);
-        self.stats.core_busy_ps[core] += end - start;
-        // Work `f` started on this core itself (an application sharing the interrupt
-        // core) ran after `f`'s own and has already moved the core's clock.
-        self.cores.finish(slot, end);
-        end
+    fn app_core<H: UlpHost>(&self, h: &H, chan: u32) -> usize {
+        h.proc_core(self.ends[&chan].proc)
     }
 
     /// When a completion of `packets` packets arriving at `t` on queue `q` is handled, and the
     /// interrupt cost it brings: joins a pending coalesced interrupt, rides an active poll,
     /// or raises an interrupt after the queue's coalescing delay.
-    pub(crate) fn rx_ready(&mut self, q: usize, t: Time, packets: u64, eth_aic: Option<bool>) -> (Time, Time) {
-        let irq_ns = self.stack().interrupt_ns;
-        let ipoib_delay_us = self.stack().ipoib_rx_usecs;
-        let napi = self.stack().napi;
-        let qu = &mut self.sock.queues[q];
+    fn rx_ready<H: UlpHost>(&mut self, h: &H, q: usize, t: Time, packets: u64, eth_aic: Option<bool>) -> (Time, Time) {
+        let st = stack(h);
+        let (irq_ns, ipoib_delay_us, napi) = (st.interrupt_ns, st.ipoib_rx_usecs, st.napi);
+        let qu = &mut self.queues[q];
         qu.seq += 1;
         let delay_us = match eth_aic {
             Some(aic) => {
-                let e = self.prof.eth.as_ref().expect("validated: Ethernet stacks need [eth]");
+                let e = h.profile().eth.as_ref().expect("validated: Ethernet stacks need [eth]");
                 // Exponentially weighted packet rate with the scheme's time constant.
                 let tau_ps = e.aic_sample_us * 1e6;
                 let dt = t.saturating_sub(qu.rate_t) as f64;
@@ -332,70 +396,49 @@ impl Node {
     }
 
     /// The poll loop of queue `q` worked until `until`.
-    pub(crate) fn rx_polled(&mut self, q: usize, until: Time) {
-        let qu = &mut self.sock.queues[q];
+    fn rx_polled(&mut self, q: usize, until: Time) {
+        let qu = &mut self.queues[q];
         qu.poll_until = qu.poll_until.max(until);
-    }
-
-    /// A socket completion (data, acknowledgement or protocol message) reached the host.
-    pub(crate) fn sock_arrival(&mut self, meta: MsgMeta, packets: u32, bytes: u64, ctx: &mut Ctx<'_, Ev>) {
-        let stack = self.sock_end(meta.chan).stack;
-        self.sock_end(meta.chan).last_active = ctx.now();
-        if stack.kind == SockKind::Sdp {
-            self.sdp_arrival(meta, ctx);
-        } else {
-            self.tcp_arrival(meta, packets as u64, bytes, ctx);
-        }
-    }
-
-    /// The application sends `m` at CPU time `t` on its core; returns when the CPU is done.
-    pub(crate) fn sock_send(&mut self, m: Message, t: Time, ctx: &mut Ctx<'_, Ev>) -> Time {
-        let end = self.sock_end(m.chan);
-        if end.stack.kind == SockKind::Sdp {
-            self.sdp_send(m, t, ctx)
-        } else {
-            self.tcp_send(m, t, ctx)
-        }
     }
 
     /// `new` more stream bytes of `chan` are in the socket at `t`: the application (woken if
     /// it sleeps in recv()) copies them out, and every message they complete is delivered
     /// to its program. `copy` is false when the data already sits in the user's buffer
     /// (zero copy). Returns when the application's core is done.
-    pub(crate) fn sock_deliver(&mut self, chan: u32, t: Time, copy: bool, ctx: &mut Ctx<'_, Ev>) -> Time {
-        self.sock_deliver_from(chan, t, copy, true, ctx)
+    fn deliver_bytes<H: UlpHost>(&mut self, h: &mut H, chan: u32, t: Time, copy: bool) -> Time {
+        self.deliver_bytes_from(h, chan, t, copy, true)
     }
 
-    /// [`Node::sock_deliver`]; `wake` false when the caller already woke the application.
-    pub(crate) fn sock_deliver_from(&mut self, chan: u32, t: Time, copy: bool, wake: bool, ctx: &mut Ctx<'_, Ev>) -> Time {
-        let end = self.sock_end(chan);
+    /// [`Sockets::deliver_bytes`]; `wake` false when the caller already woke the application.
+    fn deliver_bytes_from<H: UlpHost>(&mut self, h: &mut H, chan: u32, t: Time, copy: bool, wake: bool) -> Time {
+        let end = self.end_mut(chan);
         let new = end.rcv - end.delivered;
         if new == 0 {
             return t;
         }
         let size = end.rx_msg.1;
-        let core = self.app_core(chan);
-        let proc = self.chans[&chan].proc;
-        let st = self.stack().clone();
-        self.on_cpu(core, t, |n, start| {
-            let idle = wake && n.cores.free_at(core) <= t;
+        let proc = end.proc;
+        let core = self.app_core(h, chan);
+        let st = stack(h).clone();
+        h.on_cpu(core, t, |h, start| {
+            let idle = wake && h.core_free_at(core) <= t;
             let mut c = start + ns(st.syscall_ns) + if idle { ns(st.wakeup_ns) } else { 0 };
             if copy {
                 // Out of buffers the adapter wrote (its DMA left them in memory, not in the
                 // cache) into the user's buffer.
-                let buf = n.app_buffer(size);
+                let buf = h.app_buffer(size);
                 let traffic = crate::hw::memory::copy_traffic(new, 1.0, st.miss(buf), true);
-                c = n.copy_end(c, st.rx_copy_ps(new, buf), traffic);
+                c = h.copy_end(c, st.rx_copy_ps(new, buf), traffic);
                 // IPoIB: every datagram (connected-mode packet) is its own socket buffer,
                 // released by the process once copied (tcp_recvmsg: sk_eat_skb; an LRO
                 // aggregate's chained datagrams in skb_drop_fraglist).
-                let kind = n.sock_end(chan).stack.kind;
+                let kind = self.end_mut(chan).stack.kind;
                 if st.ipoib_rx_free_ns > 0.0 && matches!(kind, SockKind::IpoibUd | SockKind::IpoibRc) {
                     let mss = if kind == SockKind::IpoibUd { st.ipoib_mtu_bytes } else { st.ipoib_cm_mtu_bytes } - st.ip_header_bytes;
                     c += new.div_ceil(mss) * ns(st.ipoib_rx_free_ns);
                 }
             }
-            let end = n.sock_end(chan);
+            let end = self.end_mut(chan);
             end.delivered += new;
             let mut done = Vec::new();
             loop {
@@ -407,19 +450,64 @@ impl Node {
                 end.rx_msg_end = Some(e + end.rx_msg.1);
             }
             for (tag, bytes) in done {
-                n.sock_end(chan).recv_msgs += 1;
-                c = n.feed(proc, Input::Arrived { chan, bytes, tag }, c, ctx);
+                self.end_mut(chan).recv_msgs += 1;
+                c = self.deliver(h, proc, Input::Arrived { chan, bytes, tag }, c);
             }
-            // Linux: a read that drains the socket after a pushed runt acknowledges at once
-            // unless data going back carried the ACK (tcp_cleanup_rbuf); this is what keeps
-            // Nagle's rule and delayed ACKs from stalling a stream.
-            let end = n.sock_end(chan);
-            if end.stack.kind != SockKind::Sdp && end.unacked_bytes > 0 && end.rx_pushed && end.rcv == end.delivered {
-                end.rx_pushed = false;
-                let segs = end.unacked_segs;
-                c = n.tcp_send_ack(chan, segs, c, ctx);
-            }
-            c
+            self.after_read(h, chan, c)
         })
+    }
+
+    fn after_read<H: UlpHost>(&mut self, h: &mut H, chan: u32, t: Time) -> Time {
+        match self.end_mut(chan).stack.kind {
+            SockKind::Sdp => sdp::Sdp::after_read(self, h, chan, t),
+            SockKind::IpoibUd | SockKind::IpoibRc | SockKind::Eth => tcp::Tcp::after_read(self, h, chan, t),
+        }
+    }
+}
+
+impl Ulp for Sockets {
+    const ID: UlpId = UlpId::Sock;
+
+    /// The application sends `m` at CPU time `t` on its core; returns when the CPU is done.
+    fn send<H: UlpHost>(&mut self, h: &mut H, m: Message, t: Time) -> Time {
+        match self.end_mut(m.chan).stack.kind {
+            SockKind::Sdp => sdp::Sdp::send(self, h, m, t),
+            SockKind::IpoibUd | SockKind::IpoibRc | SockKind::Eth => tcp::Tcp::send(self, h, m, t),
+        }
+    }
+
+    fn handle<H: UlpHost>(&mut self, h: &mut H, ev: UlpEv) {
+        match ev {
+            UlpEv::Arrived { meta, packets, bytes, .. } => {
+                // A socket completion (data, acknowledgement or protocol message).
+                let end = self.end_mut(meta.chan);
+                end.last_active = h.now();
+                match end.stack.kind {
+                    SockKind::Sdp => sdp::Sdp::arrival(self, h, meta, packets as u64, bytes),
+                    SockKind::IpoibUd | SockKind::IpoibRc | SockKind::Eth => tcp::Tcp::arrival(self, h, meta, packets as u64, bytes),
+                }
+            }
+            UlpEv::Done { meta } => match self.end_mut(meta.chan).stack.kind {
+                SockKind::Sdp => sdp::Sdp::done(self, h, meta),
+                SockKind::IpoibUd | SockKind::IpoibRc | SockKind::Eth => tcp::Tcp::done(self, h, meta),
+            },
+            UlpEv::Timer { chan, seq } => match self.end_mut(chan).stack.kind {
+                SockKind::Sdp => sdp::Sdp::timer(self, h, chan, seq),
+                SockKind::IpoibUd | SockKind::IpoibRc | SockKind::Eth => tcp::Tcp::timer(self, h, chan, seq),
+            },
+            // Only TCP's LRO waits for the end of a poll.
+            UlpEv::PollEnd { queue, seq } => tcp::Tcp::poll_end(self, h, queue as usize, seq),
+            UlpEv::SqFree { .. } => {}
+        }
+    }
+
+    fn start<H: UlpHost>(&mut self, h: &mut H) {
+        let chans: Vec<(u32, SockKind)> = self.ends.iter().map(|(&c, e)| (c, e.stack.kind)).collect();
+        for (chan, kind) in chans {
+            match kind {
+                SockKind::Sdp => sdp::Sdp::start(self, h, chan),
+                SockKind::IpoibUd | SockKind::IpoibRc | SockKind::Eth => tcp::Tcp::start(self, h, chan),
+            }
+        }
     }
 }

@@ -15,7 +15,7 @@
 
 use crate::transport::packet::Service;
 use crate::ulp::sock::{SockKind, SockStack};
-use crate::verbs::{ModelError, Point, VerbsSetup};
+use crate::scenario::{ModelError, Point, Scenario};
 use interlab_patterns::{Op, PatternKind, PatternSpec};
 
 /// Bytes of a management datagram (MAD).
@@ -26,23 +26,24 @@ pub const MAD_BYTES: u64 = 256;
 /// REP; the client's RTR, RTS and registration before RTU.
 pub const SDP_CMDS: (u32, u32, u32) = (2, 5, 3);
 
-impl VerbsSetup {
-    fn one_way(&self, sock: Option<SockStack>, service: Service, bytes: u64, events: &mut u64) -> Result<f64, ModelError> {
-        let s = VerbsSetup { sock, sock_mix: None, service, clients: 1, procs_per_node: 1, mpi: None, ..self.clone() };
+/// One-way latency of a `bytes` message of `setup` changed to one pair over `sock` (or raw
+/// `service`), us; adds the events simulated to `events`.
+fn one_way(setup: &Scenario, sock: Option<SockStack>, service: Service, bytes: u64, events: &mut u64) -> Result<f64, ModelError> {
+        let s = Scenario { sock, sock_mix: None, service, clients: 1, procs_per_node: 1, mpi: None, ..setup.clone() };
         let p = s.run(&PatternSpec { kind: PatternKind::Latency, op: Op::Send, size: bytes, window: 1, warmup: 2, iterations: 10 })?;
         *events += p.events;
         Ok(p.value)
     }
 
-    /// Time for a client to establish one connection of this set-up's socket stack, us.
-    pub fn connect_time(&self) -> Result<Point, ModelError> {
-        let stack = self.sock.ok_or_else(|| ModelError("connection set-up time needs a socket stack (socket = ...)".into()))?;
-        let st = self.profile.stack.clone().ok_or_else(|| ModelError(format!("profile {} has no [stack] section", self.profile.id)))?;
+/// Time for a client to establish one connection of `setup`'s socket stack, us.
+pub fn connect_time(setup: &Scenario) -> Result<Point, ModelError> {
+        let stack = setup.sock.ok_or_else(|| ModelError("connection set-up time needs a socket stack (socket = ...)".into()))?;
+        let st = setup.profile.stack.clone().ok_or_else(|| ModelError(format!("profile {} has no [stack] section", setup.profile.id)))?;
         let mut events = 0;
         let us = match stack.kind {
             SockKind::Sdp => {
-                let ipoib = self.one_way(Some(SockStack::ipoib_ud()), Service::Ud, 1, &mut events)?;
-                let mad = self.one_way(None, Service::Ud, MAD_BYTES, &mut events)? + st.mad_us;
+                let ipoib = one_way(setup, Some(SockStack::ipoib_ud()), Service::Ud, 1, &mut events)?;
+                let mad = one_way(setup, None, Service::Ud, MAD_BYTES, &mut events)? + st.mad_us;
                 let (c0, s, c1) = SDP_CMDS;
                 let arp = 2.0 * ipoib;
                 let path = 2.0 * mad;
@@ -50,10 +51,9 @@ impl VerbsSetup {
                 arp + path + cm
             }
             _ => {
-                let l = self.one_way(Some(stack), stack.service(), 1, &mut events)?;
+                let l = one_way(setup, Some(stack), stack.service(), 1, &mut events)?;
                 2.0 * (l + st.tcp_handshake_us)
             }
         };
         Ok(Point { value: us, unit: "us", summary: None, events, sim_time_ps: 0, bytes_sent: 0, bytes_received: 0, server_cpu_percent: 0.0, by_stack: vec![] })
     }
-}

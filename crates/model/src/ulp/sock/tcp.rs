@@ -13,13 +13,15 @@
 //!   aggregate) at once, otherwise after the delayed-ACK timer; data going back carries
 //!   the acknowledgement. Acknowledgements cost their receiver driver and TCP work.
 
-use crate::event::Ev;
-use crate::node::Node;
+use super::{irq_core, stack, SockKind, Sockets, Transport};
 use crate::transport::packet::{MsgMeta, Service, UlpKind};
-use crate::ulp::sock::SockKind;
 use crate::ulp::stack_spec::ns;
-use interlab_kernel::{Ctx, Time};
+use crate::ulp::{UlpEv, UlpHost, UlpId};
+use interlab_kernel::Time;
 use interlab_patterns::{Message, Op};
+
+/// Kernel TCP/IP (over IPoIB datagram or connected mode, or Ethernet).
+pub(super) struct Tcp;
 
 /// Segment geometry of a TCP stack on this node.
 #[derive(Debug, Clone, Copy)]
@@ -41,17 +43,17 @@ struct Geometry {
     csum: bool,
 }
 
-impl Node {
-    fn tcp_geometry(&self, chan: u32) -> Geometry {
-        let st = self.stack();
-        let stack = self.chans[&chan].sock.as_ref().expect("socket").stack;
+impl Tcp {
+    fn geometry<H: UlpHost>(s: &Sockets, h: &H, chan: u32) -> Geometry {
+        let st = stack(h);
+        let stack = s.ends[&chan].stack;
         let ip = st.ip_header_bytes;
         match stack.kind {
             SockKind::IpoibUd => {
                 let mss = st.ipoib_mtu_bytes - ip;
                 let hdr = ip + st.ipoib_header_bytes;
                 // IPoIB advertises scatter-gather only with checksum offload (ipoib_add_port).
-                let lso = stack.lso_on(self.prof.eth.as_ref());
+                let lso = stack.lso_on(h.profile().eth.as_ref());
                 let gso = !lso && st.gso && st.ipoib_ud_csum_offload;
                 let seg_max = if lso || gso { (st.offload_max_bytes / (mss + hdr)).max(1) * mss } else { mss };
                 Geometry { mss, seg_max, hdr, tx_ns: st.ipoib_tx_ns, rx_ns: st.ipoib_rx_ns, csum: !st.ipoib_ud_csum_offload, gso }
@@ -61,45 +63,26 @@ impl Node {
                 Geometry { mss, seg_max: mss, hdr: ip + st.ipoib_header_bytes, tx_ns: st.ipoib_tx_ns, rx_ns: st.ipoib_rx_ns, csum: true, gso: false }
             }
             SockKind::Eth => {
-                let e = self.prof.eth.as_ref().expect("validated: [eth]");
-                let mtu = self.links[e.port as usize].mtu_bytes as u64;
+                let e = h.profile().eth.as_ref().expect("validated: [eth]");
+                let mtu = h.qp_mtu(s.ends[&chan].qp);
                 let mss = mtu - ip;
                 let lso = stack.lso_on(Some(e));
                 let gso = !lso && st.gso;
                 let seg_max = if lso || gso { (st.offload_max_bytes / mtu).max(1) * mss } else { mss };
                 Geometry { mss, seg_max, hdr: ip, tx_ns: e.tx_ns, rx_ns: e.rx_ns, csum: false, gso }
             }
-            SockKind::Sdp => unreachable!("SDP is not TCP"),
+            other => unreachable!("{other:?} is not a TCP stack"),
         }
-    }
-
-    /// send(): system call, copy into the socket, then push what the window allows.
-    pub(crate) fn tcp_send(&mut self, m: Message, t: Time, ctx: &mut Ctx<'_, Ev>) -> Time {
-        let g = self.tcp_geometry(m.chan);
-        let st = self.stack();
-        let buf = self.app_buffer(m.bytes);
-        let (syscall, copy, csum) = (ns(st.syscall_ns), st.copy_ps(m.bytes, buf), st.csum_ps(m.bytes));
-        // Into socket buffers that stay in the cache, which the adapter then reads.
-        let traffic = crate::hw::memory::copy_traffic(m.bytes, st.miss(buf), 0.0, true);
-        let mut t = self.copy_end(t + syscall, copy, traffic);
-        if g.csum {
-            t += csum;
-        }
-        let end = self.sock_end(m.chan);
-        end.app_bytes += m.bytes;
-        let e = end.app_bytes;
-        end.tx_msgs.push_back((e, m.tag, m.bytes));
-        self.tcp_push(m.chan, t, ctx)
     }
 
     /// Hands the driver every segment the window and Nagle's rule allow, on the current
     /// core from `t`; returns when that core is done.
-    pub(crate) fn tcp_push(&mut self, chan: u32, mut t: Time, ctx: &mut Ctx<'_, Ev>) -> Time {
-        let g = self.tcp_geometry(chan);
-        let (tcp_tx, window) = (self.stack().tcp_tx_ns, self.stack().tcp_window_bytes);
-        let qp = self.chans[&chan].qps[0];
+    fn push<H: UlpHost>(s: &mut Sockets, h: &mut H, chan: u32, mut t: Time) -> Time {
+        let g = Tcp::geometry(s, h, chan);
+        let (tcp_tx, window) = (stack(h).tcp_tx_ns, stack(h).tcp_window_bytes);
+        let qp = s.end_mut(chan).qp;
         loop {
-            let end = self.sock_end(chan);
+            let end = s.end_mut(chan);
             let avail = end.app_bytes - end.snd_nxt;
             let room = window.saturating_sub(end.snd_nxt - end.snd_una);
             if avail == 0 || room == 0 {
@@ -145,44 +128,147 @@ impl Node {
                     left -= p;
                     t += ns(g.tx_ns);
                     let meta = MsgMeta { ulp: UlpKind::Segment { bytes: p }, ..meta };
-                    t = self.post_wr(qp, Op::Send, p + g.hdr, meta, t, ctx);
+                    t = h.post(qp, Op::Send, p + g.hdr, meta, t);
                 }
                 continue;
             }
             t += ns(tcp_tx + g.tx_ns);
-            t = self.post_wr(qp, Op::Send, len + nseg * g.hdr, meta, t, ctx);
+            t = h.post(qp, Op::Send, len + nseg * g.hdr, meta, t);
         }
         t
     }
 
     /// Sends a pure acknowledgement standing for `segs` delayed ACKs, from the current core at `t`.
-    pub(crate) fn tcp_send_ack(&mut self, chan: u32, segs: u64, t: Time, ctx: &mut Ctx<'_, Ev>) -> Time {
-        let g = self.tcp_geometry(chan);
-        let ack_tx = self.stack().tcp_ack_tx_ns;
-        let qp = self.chans[&chan].qps[0];
-        let end = self.sock_end(chan);
+    fn send_ack<H: UlpHost>(s: &mut Sockets, h: &mut H, chan: u32, segs: u64, t: Time) -> Time {
+        let g = Tcp::geometry(s, h, chan);
+        let ack_tx = stack(h).tcp_ack_tx_ns;
+        let end = s.end_mut(chan);
+        let qp = end.qp;
         end.unacked_segs = 0;
         end.unacked_bytes = 0;
         end.delack_seq += 1;
         let meta = MsgMeta { chan, tag: 0, msg_id: end.rcv, parts: 1, bytes: 0, notify: true, ulp: UlpKind::Ack { packets: segs.max(1) as u32 } };
         let t = t + ns(ack_tx);
-        self.post_wr(qp, Op::Send, g.hdr, meta, t, ctx)
+        h.post(qp, Op::Send, g.hdr, meta, t)
+    }
+
+    /// The poll loop of queue `q` may have found it empty: flush LRO aggregates if nothing
+    /// arrived since the poll that scheduled this check.
+    pub(super) fn poll_end<H: UlpHost>(s: &mut Sockets, h: &mut H, q: usize, seq: u64) {
+        if s.queues[q].seq != seq {
+            return;
+        }
+        let chans = std::mem::take(&mut s.queues[q].lro_chans);
+        let core = irq_core(h);
+        let done = h.on_cpu(core, h.now(), |h, mut t| {
+            for chan in chans {
+                t = Tcp::lro_flush(s, h, chan, t);
+            }
+            t
+        });
+        s.rx_polled(q, done);
+    }
+
+    /// Hands `chan`'s LRO aggregate to TCP as one segment.
+    fn lro_flush<H: UlpHost>(s: &mut Sockets, h: &mut H, chan: u32, t: Time) -> Time {
+        let Some((bytes, _pkts, meta)) = s.end_mut(chan).lro.take() else {
+            return t;
+        };
+        let t = t + ns(stack(h).ip_rx_ns);
+        Tcp::input(s, h, chan, bytes, 1, meta, t)
+    }
+
+    /// TCP input of `segs` segments (or aggregates) from the interrupt core at `t`: there,
+    /// or with prequeue in the woken application's context. Returns when the interrupt
+    /// core is done.
+    fn input<H: UlpHost>(s: &mut Sockets, h: &mut H, chan: u32, bytes: u64, segs: u64, meta: MsgMeta, t: Time) -> Time {
+        let st = stack(h).clone();
+        if !st.prequeue {
+            let t = t + segs * ns(st.tcp_rx_ns);
+            let t = Tcp::data(s, h, chan, bytes, segs, meta, t);
+            s.deliver_bytes(h, chan, t, true);
+            return t;
+        }
+        let core = s.app_core(h, chan);
+        let a = h.on_cpu(core, t, |h, a| {
+            let idle = h.core_free_at(core) <= t;
+            let a = a + if idle { ns(st.wakeup_ns) } else { 0 } + segs * ns(st.tcp_rx_ns);
+            Tcp::data(s, h, chan, bytes, segs, meta, a)
+        });
+        s.deliver_bytes_from(h, chan, a, true, false);
+        t
+    }
+
+    /// TCP input of `bytes` in `segs` segments: take the data and acknowledge. Runs on the
+    /// current core at `t`; returns when it is done there.
+    fn data<H: UlpHost>(s: &mut Sockets, h: &mut H, chan: u32, bytes: u64, segs: u64, meta: MsgMeta, t: Time) -> Time {
+        let (every, delack_us) = (stack(h).ack_every_packets, stack(h).delack_us);
+        let end = s.end_mut(chan);
+        end.rcv += bytes;
+        end.rx_msg = (meta.tag, meta.bytes);
+        end.unacked_segs += segs;
+        end.unacked_bytes += bytes;
+        let mut t = t;
+        let mss = Tcp::geometry(s, h, chan).mss;
+        let end = s.end_mut(chan);
+        end.rx_pushed = !bytes.is_multiple_of(mss);
+        // Linux acknowledges at once when more than one full segment is unacknowledged
+        // (every second segment), otherwise it delays the ACK.
+        if end.unacked_bytes > (every - 1) * mss {
+            let n = (end.unacked_segs / every).max(1);
+            t = Tcp::send_ack(s, h, chan, n, t);
+        } else {
+            let seq = end.delack_seq;
+            h.schedule(t + (delack_us * 1e6) as Time, UlpId::Sock, UlpEv::Timer { chan, seq });
+        }
+        t
+    }
+
+    /// The peer acknowledged the stream up to `ack`: slide the window and push more.
+    fn acked<H: UlpHost>(s: &mut Sockets, h: &mut H, chan: u32, ack: u64, t: Time) -> Time {
+        let end = s.end_mut(chan);
+        if ack <= end.snd_una {
+            return t;
+        }
+        end.snd_una = ack;
+        Tcp::push(s, h, chan, t)
+    }
+}
+
+impl Transport for Tcp {
+    /// send(): system call, copy into the socket, then push what the window allows.
+    fn send<H: UlpHost>(s: &mut Sockets, h: &mut H, m: Message, t: Time) -> Time {
+        let g = Tcp::geometry(s, h, m.chan);
+        let st = stack(h);
+        let buf = h.app_buffer(m.bytes);
+        let (syscall, copy, csum) = (ns(st.syscall_ns), st.copy_ps(m.bytes, buf), st.csum_ps(m.bytes));
+        // Into socket buffers that stay in the cache, which the adapter then reads.
+        let traffic = crate::hw::memory::copy_traffic(m.bytes, st.miss(buf), 0.0, true);
+        let mut t = h.copy_end(t + syscall, copy, traffic);
+        if g.csum {
+            t += csum;
+        }
+        let end = s.end_mut(m.chan);
+        end.app_bytes += m.bytes;
+        let e = end.app_bytes;
+        end.tx_msgs.push_back((e, m.tag, m.bytes));
+        Tcp::push(s, h, m.chan, t)
     }
 
     /// A TCP completion reached the host: `packets` datagrams carrying `bytes` of IP
     /// packets (datagram links), or one connected-mode IP packet.
-    pub(crate) fn tcp_arrival(&mut self, meta: MsgMeta, packets: u64, bytes: u64, ctx: &mut Ctx<'_, Ev>) {
+    fn arrival<H: UlpHost>(s: &mut Sockets, h: &mut H, meta: MsgMeta, packets: u64, bytes: u64) {
         let chan = meta.chan;
-        let g = self.tcp_geometry(chan);
-        let stack = self.sock_end(chan).stack;
-        let st = self.stack().clone();
+        let g = Tcp::geometry(s, h, chan);
+        let stack = s.end_mut(chan).stack;
+        let st = super::stack(h).clone();
         let q = stack.rxq();
         let eth_aic = (stack.kind == SockKind::Eth).then_some(stack.aic);
-        let (ready, irq) = self.rx_ready(q, ctx.now(), packets, eth_aic);
-        let core = self.irq_core();
+        let (ready, irq) = s.rx_ready(h, q, h.now(), packets, eth_aic);
+        let core = irq_core(h);
         let lro_max = st.offload_max_bytes;
-        let lro = stack.lro_on(self.prof.eth.as_ref());
-        let done = self.on_cpu(core, ready, |n, start| {
+        let lro = stack.lro_on(h.profile().eth.as_ref());
+        let done = h.on_cpu(core, ready, |h, start| {
             let mut t = start + irq + packets * ns(g.rx_ns);
             // Piggybacked or pure acknowledgement.
             let ack = meta.msg_id;
@@ -190,131 +276,62 @@ impl Node {
                 UlpKind::Ack { packets: acks } => {
                     t += acks as u64 * ns(st.ip_rx_ns + st.tcp_ack_rx_ns);
                     t += (acks as u64).saturating_sub(1) * ns(g.rx_ns);
-                    t = n.tcp_acked(chan, ack, t, ctx);
+                    t = Tcp::acked(s, h, chan, ack, t);
                 }
                 UlpKind::Segment { bytes: seg } => {
                     // A datagram train carries its share of the request's stream bytes.
                     let bytes = if stack.service() == Service::Ud { bytes - packets * g.hdr } else { seg };
-                    if ack > n.sock_end(chan).snd_una {
-                        t = n.tcp_acked(chan, ack, t, ctx);
+                    if ack > s.end_mut(chan).snd_una {
+                        t = Tcp::acked(s, h, chan, ack, t);
                     }
                     if lro {
-                        let end = n.sock_end(chan);
+                        let end = s.end_mut(chan);
                         let agg = end.lro.get_or_insert((0, 0, meta));
                         agg.0 += bytes;
                         agg.1 += packets;
                         agg.2 = meta;
                         if agg.0 >= lro_max {
-                            t = n.tcp_lro_flush(chan, t, ctx);
-                        } else if !n.sock.queues[q].lro_chans.contains(&chan) {
-                            n.sock.queues[q].lro_chans.push(chan);
+                            t = Tcp::lro_flush(s, h, chan, t);
+                        } else if !s.queues[q].lro_chans.contains(&chan) {
+                            s.queues[q].lro_chans.push(chan);
                         }
                     } else {
                         t += packets * ns(st.ip_rx_ns);
-                        t = n.tcp_input(chan, bytes, packets, meta, t, ctx);
+                        t = Tcp::input(s, h, chan, bytes, packets, meta, t);
                     }
                 }
                 _ => {}
             }
             t
         });
-        self.rx_polled(q, done);
-        if !self.sock.queues[q].lro_chans.is_empty() {
-            let seq = self.sock.queues[q].seq;
-            ctx.send_at(ctx.me(), done, Ev::SockPollEnd { queue: q as u8, seq });
+        s.rx_polled(q, done);
+        if !s.queues[q].lro_chans.is_empty() {
+            let seq = s.queues[q].seq;
+            h.schedule(done, UlpId::Sock, UlpEv::PollEnd { queue: q as u8, seq });
         }
-    }
-
-    /// The poll loop of queue `q` may have found it empty: flush LRO aggregates if nothing
-    /// arrived since the poll that scheduled this check.
-    pub(crate) fn sock_poll_end(&mut self, q: usize, seq: u64, ctx: &mut Ctx<'_, Ev>) {
-        if self.sock.queues[q].seq != seq {
-            return;
-        }
-        let chans = std::mem::take(&mut self.sock.queues[q].lro_chans);
-        let core = self.irq_core();
-        let done = self.on_cpu(core, ctx.now(), |n, mut t| {
-            for chan in chans {
-                t = n.tcp_lro_flush(chan, t, ctx);
-            }
-            t
-        });
-        self.rx_polled(q, done);
-    }
-
-    /// Hands `chan`'s LRO aggregate to TCP as one segment.
-    fn tcp_lro_flush(&mut self, chan: u32, t: Time, ctx: &mut Ctx<'_, Ev>) -> Time {
-        let Some((bytes, _pkts, meta)) = self.sock_end(chan).lro.take() else {
-            return t;
-        };
-        let t = t + ns(self.stack().ip_rx_ns);
-        self.tcp_input(chan, bytes, 1, meta, t, ctx)
-    }
-
-    /// TCP input of `segs` segments (or aggregates) from the interrupt core at `t`: there,
-    /// or with prequeue in the woken application's context. Returns when the interrupt
-    /// core is done.
-    fn tcp_input(&mut self, chan: u32, bytes: u64, segs: u64, meta: MsgMeta, t: Time, ctx: &mut Ctx<'_, Ev>) -> Time {
-        let st = self.stack().clone();
-        if !st.prequeue {
-            let t = t + segs * ns(st.tcp_rx_ns);
-            let t = self.tcp_data(chan, bytes, segs, meta, t, ctx);
-            self.sock_deliver(chan, t, true, ctx);
-            return t;
-        }
-        let core = self.app_core(chan);
-        let a = self.on_cpu(core, t, |n, a| {
-            let idle = n.cores.free_at(core) <= t;
-            let a = a + if idle { ns(st.wakeup_ns) } else { 0 } + segs * ns(st.tcp_rx_ns);
-            n.tcp_data(chan, bytes, segs, meta, a, ctx)
-        });
-        self.sock_deliver_from(chan, a, true, false, ctx);
-        t
-    }
-
-    /// TCP input of `bytes` in `segs` segments: take the data and acknowledge. Runs on the
-    /// current core at `t`; returns when it is done there.
-    fn tcp_data(&mut self, chan: u32, bytes: u64, segs: u64, meta: MsgMeta, t: Time, ctx: &mut Ctx<'_, Ev>) -> Time {
-        let (every, delack_us) = (self.stack().ack_every_packets, self.stack().delack_us);
-        let end = self.sock_end(chan);
-        end.rcv += bytes;
-        end.rx_msg = (meta.tag, meta.bytes);
-        end.unacked_segs += segs;
-        end.unacked_bytes += bytes;
-        let mut t = t;
-        let mss = self.tcp_geometry(chan).mss;
-        let end = self.sock_end(chan);
-        end.rx_pushed = !bytes.is_multiple_of(mss);
-        // Linux acknowledges at once when more than one full segment is unacknowledged
-        // (every second segment), otherwise it delays the ACK.
-        if end.unacked_bytes > (every - 1) * mss {
-            let n = (end.unacked_segs / every).max(1);
-            t = self.tcp_send_ack(chan, n, t, ctx);
-        } else {
-            let seq = end.delack_seq;
-            ctx.send_at(ctx.me(), t + (delack_us * 1e6) as Time, Ev::SockTimer { chan, seq });
-        }
-        t
     }
 
     /// The delayed-ACK timer of `chan` fired.
-    pub(crate) fn tcp_delack(&mut self, chan: u32, seq: u64, ctx: &mut Ctx<'_, Ev>) {
-        let end = self.sock_end(chan);
+    fn timer<H: UlpHost>(s: &mut Sockets, h: &mut H, chan: u32, seq: u64) {
+        let end = s.end_mut(chan);
         if end.delack_seq != seq || end.unacked_segs == 0 {
             return;
         }
         let segs = end.unacked_segs;
-        let core = self.irq_core();
-        self.on_cpu(core, ctx.now(), |n, t| n.tcp_send_ack(chan, segs, t, ctx));
+        let core = irq_core(h);
+        h.on_cpu(core, h.now(), |h, t| Tcp::send_ack(s, h, chan, segs, t));
     }
 
-    /// The peer acknowledged the stream up to `ack`: slide the window and push more.
-    fn tcp_acked(&mut self, chan: u32, ack: u64, t: Time, ctx: &mut Ctx<'_, Ev>) -> Time {
-        let end = self.sock_end(chan);
-        if ack <= end.snd_una {
-            return t;
+    /// Linux: a read that drains the socket after a pushed runt acknowledges at once unless
+    /// data going back carried the ACK (tcp_cleanup_rbuf); this is what keeps Nagle's rule
+    /// and delayed ACKs from stalling a stream.
+    fn after_read<H: UlpHost>(s: &mut Sockets, h: &mut H, chan: u32, t: Time) -> Time {
+        let end = s.end_mut(chan);
+        if end.unacked_bytes > 0 && end.rx_pushed && end.rcv == end.delivered {
+            end.rx_pushed = false;
+            let segs = end.unacked_segs;
+            return Tcp::send_ack(s, h, chan, segs, t);
         }
-        end.snd_una = ack;
-        self.tcp_push(chan, t, ctx)
+        t
     }
 }

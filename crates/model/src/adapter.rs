@@ -1,0 +1,657 @@
+//! An InfiniBand adapter (HCA) on its host bus: send and receive engines, queue pairs,
+//! ports and the links behind them. It carries raw verbs channels itself (a pattern's
+//! messages as work requests, striped over ports if asked) and tells the host of what
+//! completes through events: [`Ev::Notify`] for raw channels, [`Ev::Ulp`] for a channel an
+//! upper-layer protocol runs (see [`crate::ulp`]).
+
+use crate::event::Ev;
+use crate::hw::bus::Bus;
+use crate::hw::link::LinkSpec;
+use crate::profile::Profile;
+use crate::transport::packet::{ext_bytes, Kind, MsgMeta, Packet, Service, UlpKind};
+use crate::transport::qp::{packets_for, Active, Qp, RespJob, RespKind, Wr};
+use crate::ulp::{UlpEv, UlpId};
+use interlab_kernel::{ComponentId, Ctx, Time};
+use interlab_patterns::{Input, Message, Op};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use interlab_kernel::from_ns as ns;
+
+/// How a channel uses the adapter's ports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PortUse {
+    /// Every message on one QP.
+    Single,
+    /// Messages above `threshold` bytes split evenly over all the channel's QPs (one per
+    /// port), each stripe followed by a control message on its QP; smaller ones on the first.
+    Stripe { threshold: u64 },
+}
+
+/// A channel's end on this adapter: its queue pairs, and how the host hears of it.
+#[derive(Debug, Clone)]
+pub struct ChanEnd {
+    /// QPs, one per port used (and per QP of a port).
+    pub qps: Vec<u32>,
+    pub ports: PortUse,
+    /// Process owning this end.
+    pub proc: u16,
+    /// Next message number (raw channels).
+    pub next_msg: u64,
+    /// Report local completions of sends and writes to the process (pipelined patterns).
+    pub completions: bool,
+    /// The protocol the channel runs ([`UlpId::Raw`]: the pattern's messages on verbs).
+    pub ulp: UlpId,
+    /// The protocol bounds its send queues and hears when a completion frees a slot.
+    pub sq_free: bool,
+}
+
+/// Packets to send as one train when `left` packets of a message remain: whole trains only
+/// in the bulk of long messages, single packets for short messages and message tails, so
+/// interleaving between queue pairs stays packet-grained wherever it can matter.
+fn train_len(train_max: u64, left: u64) -> u64 {
+    if left >= 4 * train_max {
+        train_max
+    } else {
+        1
+    }
+}
+
+/// The packets of one train as the send engine cuts them: their number, payload and wire
+/// bytes, and the kinds of the first and last (which describe the train). Summed as they are
+/// pushed, so cutting a train allocates nothing.
+struct TrainSum {
+    service: Service,
+    /// Bytes the port's link layer adds to every packet (`LinkLayer::header_bytes`).
+    link_header: u64,
+    count: u64,
+    payload: u64,
+    /// Wire bytes (every header included, framing excluded) of all the packets.
+    wire_bytes: u64,
+    first: Option<Kind>,
+    last: Option<Kind>,
+}
+
+impl TrainSum {
+    fn new(service: Service, link: &LinkSpec) -> Self {
+        TrainSum { service, link_header: link.layer.header_bytes(), count: 0, payload: 0, wire_bytes: 0, first: None, last: None }
+    }
+
+    /// Adds the next packet: its kind and payload bytes.
+    fn push(&mut self, (kind, payload): (Kind, u64)) {
+        self.count += 1;
+        self.payload += payload;
+        self.wire_bytes += self.link_header + crate::transport::headers::transport_bytes(ext_bytes(kind, self.service), payload);
+        self.first.get_or_insert(kind);
+        self.last = Some(kind);
+    }
+
+    /// The train's kind, from its first and last packets.
+    fn kind(&self) -> Kind {
+        let (first, last) = (self.first.expect("a train has a packet"), self.last.expect("a train has a packet"));
+        match (first, last) {
+            (Kind::Data { op, first, .. }, Kind::Data { last, .. }) => Kind::Data { op, first, last },
+            (Kind::ReadResp { first, .. }, Kind::ReadResp { last, .. }) => Kind::ReadResp { first, last },
+            (k, _) => k,
+        }
+    }
+}
+
+/// Counts one part of `meta`'s message in `seen`; true when it was the last (always for
+/// single-part messages), and the message's entry is then forgotten.
+fn last_part(seen: &mut BTreeMap<(u32, u64), u16>, meta: &MsgMeta) -> bool {
+    if meta.parts <= 1 {
+        return true;
+    }
+    let k = (meta.chan, meta.msg_id);
+    let c = seen.entry(k).or_insert(0);
+    *c += 1;
+    if *c < meta.parts {
+        return false;
+    }
+    seen.remove(&k);
+    true
+}
+
+/// Counters of one adapter.
+#[derive(Debug, Clone, Default)]
+pub struct AdapterStats {
+    pub packets_sent: u64,
+    pub packets_received: u64,
+    /// Payload bytes placed in this node's memory by the adapter.
+    pub payload_bytes_received: u64,
+    /// Payload bytes read from this node's memory and sent.
+    pub payload_bytes_sent: u64,
+}
+
+/// Bytes of the control message sent after each stripe.
+pub const STRIPE_CTRL_BYTES: u64 = 16;
+
+/// One adapter on its host bus.
+pub struct Adapter {
+    /// Index of the node among nodes.
+    pub index: u32,
+    prof: Arc<Profile>,
+    switch: ComponentId,
+    /// Switch port of this adapter's port 0.
+    switch_port_base: u16,
+    /// The host bus.
+    pub bus: Bus,
+    tx_engine_free: Time,
+    rx_engine_free: Time,
+    port_free: Vec<Time>,
+    tx_inflight: u32,
+    rr: usize,
+    /// Queue pairs.
+    pub qps: Vec<Qp>,
+    chans: BTreeMap<u32, ChanEnd>,
+    reassembly: BTreeMap<(u32, u64), u16>,
+    completion_parts: BTreeMap<(u32, u64), u16>,
+    next_wr: u64,
+    /// Counters.
+    pub stats: AdapterStats,
+    /// Most packets the send engine hands on as one train (see [`Adapter::send_one`]).
+    pub train_max: u64,
+    /// The link behind each adapter port (InfiniBand, or Ethernet on a VPI port): the one
+    /// place a port's MTU is read.
+    pub links: Vec<LinkSpec>,
+}
+
+impl Adapter {
+    /// An adapter attached to `switch` at ports `switch_port_base..+ports`, with the links
+    /// `links` behind its ports.
+    pub fn new(index: u32, prof: Arc<Profile>, switch: ComponentId, switch_port_base: u16, links: Vec<LinkSpec>) -> Self {
+        let ports = prof.adapter.ports as usize;
+        // Trains small enough that every port keeps a train on the wire while the next ones
+        // are fetched: prefetch depth / (4 x ports).
+        let train_max = (prof.adapter.tx_depth as u64 / (4 * prof.adapter.ports as u64)).max(1);
+        Adapter {
+            index,
+            bus: Bus::new(&prof.bus),
+            prof,
+            switch,
+            switch_port_base,
+            tx_engine_free: 0,
+            rx_engine_free: 0,
+            port_free: vec![0; ports],
+            tx_inflight: 0,
+            rr: 0,
+            qps: Vec::new(),
+            chans: BTreeMap::new(),
+            reassembly: BTreeMap::new(),
+            completion_parts: BTreeMap::new(),
+            next_wr: 0,
+            stats: AdapterStats::default(),
+            train_max,
+            links,
+        }
+    }
+
+    /// Adds a queue pair; returns its index.
+    pub fn add_qp(&mut self, port: u8, service: Service, remote_node: u32, remote_port: u8, remote_qp: u32) -> u32 {
+        let id = self.qps.len() as u32;
+        self.qps.push(Qp::new(id, port, service, remote_node, remote_port, remote_qp));
+        id
+    }
+
+    /// Declares this adapter's end of a channel.
+    pub fn add_chan(&mut self, chan: u32, end: ChanEnd) {
+        self.chans.insert(chan, end);
+    }
+
+    /// The protocol channel `chan` runs, if the channel is known.
+    pub fn chan_ulp(&self, chan: u32) -> Option<UlpId> {
+        self.chans.get(&chan).map(|c| c.ulp)
+    }
+
+    /// The profile the adapter was built from.
+    pub fn profile(&self) -> &Profile {
+        &self.prof
+    }
+
+    /// The MTU of the link behind queue pair `qp`'s port, bytes.
+    pub fn qp_mtu(&self, qp: u32) -> u64 {
+        self.links[self.qps[qp as usize].port as usize].mtu_bytes as u64
+    }
+
+    /// Posts one work request at CPU time `t` (the post costs CPU; the doorbell crosses the
+    /// bus); returns when the CPU is done.
+    pub fn post_wr(&mut self, qp: u32, op: Op, bytes: u64, meta: MsgMeta, t: Time, ctx: &mut Ctx<'_, Ev>) -> Time {
+        let t = t + ns(self.prof.host.post_ns);
+        let a = &self.prof.adapter;
+        let inline = matches!(op, Op::Send | Op::RdmaWrite) && bytes <= a.inline_bytes;
+        let wr = Wr { id: self.next_wr, op, bytes, meta, inline, datagrams: false };
+        self.next_wr += 1;
+        // BlueFlame: the WQE (with any inline data) goes with the doorbell.
+        let mmio = if a.blueflame { a.wqe_bytes + if inline { bytes.div_ceil(16) * 16 } else { 0 } } else { a.doorbell_bytes };
+        let arrive = self.bus.mmio_write(t, mmio);
+        ctx.send_at(ctx.me(), arrive, Ev::Doorbell { qp, wr });
+        t
+    }
+
+    /// Posts `bytes` as a list of one-MTU UD send WQEs with one doorbell (each WQE still
+    /// costs the CPU a post and the adapter a fetch and its engine time); returns when the
+    /// CPU is done.
+    pub fn post_datagrams(&mut self, qp: u32, bytes: u64, meta: MsgMeta, t: Time, ctx: &mut Ctx<'_, Ev>) -> Time {
+        let mtu = self.links[self.qps[qp as usize].port as usize].mtu_bytes as u64;
+        let n = bytes.div_ceil(mtu).max(1);
+        let t = t + n * ns(self.prof.host.post_ns);
+        let wr = Wr { id: self.next_wr, op: Op::Send, bytes, meta, inline: false, datagrams: true };
+        self.next_wr += 1;
+        let arrive = self.bus.mmio_write(t, self.prof.adapter.doorbell_bytes);
+        ctx.send_at(ctx.me(), arrive, Ev::Doorbell { qp, wr });
+        t
+    }
+
+    /// Posts the work requests carrying `m`, starting on the CPU at `t`; returns when the CPU is done.
+    pub fn post_message(&mut self, m: Message, mut t: Time, ctx: &mut Ctx<'_, Ev>) -> Time {
+        let end = self.chans.get_mut(&m.chan).unwrap_or_else(|| panic!("node {}: no channel {}", self.index, m.chan));
+        let msg_id = end.next_msg;
+        end.next_msg += 1;
+        let striped = matches!(end.ports, PortUse::Stripe { threshold } if m.bytes > threshold && end.qps.len() > 1
+            && matches!(m.op, Op::Send | Op::RdmaWrite));
+        let qps = end.qps.clone();
+        let mut wrs: Vec<(u32, Op, u64, MsgMeta)> = Vec::new();
+        let meta = MsgMeta { chan: m.chan, tag: m.tag, msg_id, parts: 1, bytes: m.bytes, notify: true, ulp: UlpKind::Raw };
+        if striped {
+            let n = qps.len() as u64;
+            let parts = n as u16;
+            for (i, &q) in qps.iter().enumerate() {
+                let share = m.bytes / n + if (i as u64) < m.bytes % n { 1 } else { 0 };
+                let pm = MsgMeta { parts, ..meta };
+                if m.op == Op::Send {
+                    wrs.push((q, Op::Send, share, pm));
+                } else {
+                    wrs.push((q, Op::RdmaWrite, share, MsgMeta { notify: false, ..pm }));
+                    wrs.push((q, Op::Send, STRIPE_CTRL_BYTES, pm));
+                }
+            }
+        } else {
+            let bytes = if matches!(m.op, Op::FetchAdd | Op::CmpSwap) { 8 } else { m.bytes };
+            wrs.push((qps[0], m.op, bytes, meta));
+        }
+        for (qp, op, bytes, meta) in wrs {
+            t = self.post_wr(qp, op, bytes, meta, t, ctx);
+        }
+        t
+    }
+
+    fn notify(&mut self, at: Time, proc: u16, input: Input, cqe: bool, ctx: &mut Ctx<'_, Ev>) {
+        let detect = at + ns(self.prof.host.poll_detect_ns);
+        ctx.send_at(ctx.me(), detect, Ev::Notify { proc, input, cqe });
+    }
+
+    /// A message of `meta.chan` is in memory at `at` (`cqe`: with a completion): the
+    /// channel's protocol is told (after the poll's detection delay if it polls); a raw
+    /// channel's process is told once every part of the message is in.
+    fn arrived(&mut self, at: Time, meta: MsgMeta, cqe: bool, ctx: &mut Ctx<'_, Ev>) {
+        let route = self.chans.get(&meta.chan).map(|c| (c.ulp, c.proc));
+        if let Some((ulp, _)) = route.filter(|r| r.0 != UlpId::Raw) {
+            let at = if ulp.polls() { at + ns(self.prof.host.poll_detect_ns) } else { at };
+            ctx.send_at(ctx.me(), at, Ev::Ulp { ulp, ev: UlpEv::Arrived { meta, packets: 1, bytes: 0, cqe } });
+            return;
+        }
+        if !last_part(&mut self.reassembly, &meta) {
+            return;
+        }
+        let proc = route.map_or(0, |r| r.1);
+        self.notify(at, proc, Input::Arrived { chan: meta.chan, bytes: meta.bytes, tag: meta.tag }, cqe, ctx);
+    }
+
+    // ---------------------------------------------------------------- adapter: send side
+    // ---------------------------------------------------------------- adapter: send side
+
+    fn pump_tx(&mut self, ctx: &mut Ctx<'_, Ev>) {
+        let a = &self.prof.adapter;
+        let (depth, unacked, rd) = (a.tx_depth, a.rc_max_unacked_packets, a.max_rd_atomic);
+        let n = self.qps.len();
+        // Wait for room for a whole train: partial trains would only fragment the pipeline.
+        while self.tx_inflight as u64 + self.train_max <= depth as u64 {
+            let Some(q) = (0..n).map(|k| (self.rr + k) % n).find(|&q| self.qps[q].can_send(unacked, rd)) else {
+                break;
+            };
+            self.rr = (q + 1) % n;
+            self.send_one(q, ctx);
+        }
+    }
+
+    /// Hands the engine the next packets of QP `q`: a *train* of up to [`Node::train_max`]
+    /// consecutive packets of one message, processed and sent back to back. Every packet
+    /// keeps its own headers, framing, engine time and PSN; only the events are shared.
+    fn send_one(&mut self, q: usize, ctx: &mut Ctx<'_, Ev>) {
+        let now = ctx.now();
+        let port = self.qps[q].port as usize;
+        let eth = self.is_eth(port);
+        // Borrow the profile and the link beside the queue pair (disjoint fields of `self`).
+        let a = &self.prof.adapter;
+        let link = &self.links[port];
+        let mtu = link.mtu_bytes as u64;
+        let train_max = self.train_max;
+        let qp = &mut self.qps[q];
+        let service = qp.service;
+        let mut engine = 0;
+        // The packets of the train, summed as they are cut (no list kept).
+        let mut pkts = TrainSum::new(service, link);
+        let (wr_id, meta, psn, ack_req, atomic_rmw);
+        let mut local_done = None;
+        let mut inline_data = false;
+        if let Some(job) = qp.resp.front_mut() {
+            // Responder traffic first: read responses and atomic ACKs.
+            if job.sent == 0 {
+                engine += ns(a.responder_setup_ns);
+            }
+            wr_id = job.wr_id;
+            meta = job.meta;
+            psn = job.psn;
+            ack_req = false;
+            match job.kind {
+                RespKind::Read { len } => {
+                    let total = len.div_ceil(mtu).max(1);
+                    let k = train_len(train_max, total - job.sent);
+                    for j in 0..k {
+                        let i = job.sent + j;
+                        pkts.push((Kind::ReadResp { first: i == 0, last: i + 1 == total }, (len - i * mtu).min(mtu)));
+                    }
+                    job.sent += k;
+                    atomic_rmw = false;
+                    if job.sent == total {
+                        qp.resp.pop_front();
+                    }
+                }
+                RespKind::Atomic => {
+                    pkts.push((Kind::AtomicAck, 0));
+                    atomic_rmw = true;
+                    qp.resp.pop_front();
+                }
+            }
+        } else {
+            let window_room = if service == Service::Rc {
+                (a.rc_max_unacked_packets as u64).saturating_sub(qp.next_psn - qp.acked_psn).max(1)
+            } else {
+                u64::MAX
+            };
+            let head = qp.sq.front_mut().expect("can_send checked");
+            let wr = head.wr;
+            let k = train_len(train_max, head.packets - head.sent).min(window_room);
+            if wr.datagrams {
+                engine += k * ns(a.tx_wqe_ns);
+            } else if head.sent == 0 {
+                engine += ns(a.tx_wqe_ns);
+            }
+            inline_data = wr.inline;
+            for j in 0..k {
+                let i = head.sent + j;
+                let (first, last) = (i == 0, i + 1 == head.packets);
+                pkts.push(match wr.op {
+                    Op::Send | Op::RdmaWrite => (Kind::Data { op: wr.op, first, last }, (wr.bytes - i * mtu).min(mtu)),
+                    Op::RdmaRead => (Kind::ReadReq { len: wr.bytes }, 0),
+                    Op::FetchAdd | Op::CmpSwap => (Kind::AtomicReq, 0),
+                });
+            }
+            head.sent += k;
+            let last = head.sent == head.packets;
+            wr_id = wr.id;
+            meta = wr.meta;
+            atomic_rmw = false;
+            let first_psn = qp.next_psn;
+            psn = first_psn + k - 1;
+            qp.next_psn += k;
+            // The requester asks for an ACK on the last packet of a message and every half
+            // window, so a long message never stalls on its own window.
+            let half = (a.rc_max_unacked_packets as u64 / 2).max(1);
+            ack_req = service == Service::Rc && (last || (first_psn / half != (psn + 1) / half));
+            if last {
+                qp.sq.pop_front();
+                if wr.op.is_request_response() {
+                    qp.reads_out += 1;
+                }
+                if service == Service::Rc && !wr.op.is_request_response() {
+                    qp.unacked.push_back((psn, wr));
+                }
+                local_done = (service != Service::Rc && !wr.op.is_request_response()).then_some(wr.meta);
+            }
+        }
+        let count = pkts.count;
+        engine += count * ns(a.tx_packet_ns);
+        let payload = pkts.payload;
+        // Ethernet frames carry IP packets; MAC header, FCS, preamble and gap are framing.
+        let wire: u64 = if eth { payload } else { pkts.wire_bytes };
+        let kind = pkts.kind();
+        let (dst_node, dst_port, dst_qp) = (qp.remote_node, qp.remote_port, qp.remote_qp);
+        let (ser, prop) = (link.ser_ps(wire, count), link.prop_ps());
+        // Send engine, then the payload's DMA read, then the port.
+        let start = now.max(self.tx_engine_free);
+        self.tx_engine_free = start + engine;
+        let mut ready = self.tx_engine_free;
+        if payload > 0 && !inline_data {
+            ready = self.bus.dma_read(ready, payload);
+        }
+        if atomic_rmw {
+            ready = self.bus.dma_read(ready, 8);
+            self.bus.dma_write(ready, 8);
+        }
+        let depart = ready.max(self.port_free[port]);
+        self.port_free[port] = depart + ser;
+        let pkt = Packet { dst_node, dst_port, dst_qp, kind, service, psn, ack_req, payload, wire_bytes: wire, count: count as u32, wr_id, meta };
+        ctx.send_at(self.switch, depart + prop, Ev::PktAtSwitch { in_port: self.switch_port_base + port as u16, ser_ps: ser, pkt });
+        self.stats.packets_sent += count;
+        self.stats.payload_bytes_sent += payload;
+        self.tx_inflight += count as u32;
+        ctx.send_at(ctx.me(), depart + ser, Ev::TxSlot { packets: count as u32 });
+        if let Some(meta) = local_done {
+            ctx.send_at(ctx.me(), depart + ser, Ev::LocalDone { meta });
+        }
+    }
+
+    /// Sends an RC ACK for `psn` on `qp`'s port, ready at `t` (generated by the receive engine).
+    fn send_ack(&mut self, q: usize, psn: u64, t: Time, ctx: &mut Ctx<'_, Ev>) {
+        let qp = &self.qps[q];
+        let kind = Kind::Ack;
+        let port = qp.port as usize;
+        let wire = self.links[port].packet_bytes(ext_bytes(kind, qp.service), 0);
+        let ser = self.links[port].ser_ps(wire, 1);
+        let depart = t.max(self.port_free[port]);
+        self.port_free[port] = depart + ser;
+        let pkt = Packet {
+            dst_node: qp.remote_node,
+            dst_port: qp.remote_port,
+            dst_qp: qp.remote_qp,
+            kind,
+            service: qp.service,
+            psn,
+            ack_req: false,
+            payload: 0,
+            wire_bytes: wire,
+            count: 1,
+            wr_id: 0,
+            meta: MsgMeta { chan: 0, tag: 0, msg_id: 0, parts: 1, bytes: 0, notify: false, ulp: UlpKind::Raw },
+        };
+        self.stats.packets_sent += 1;
+        ctx.send_at(self.switch, depart + self.links[port].prop_ps(), Ev::PktAtSwitch { in_port: self.switch_port_base + port as u16, ser_ps: ser, pkt });
+    }
+
+    /// True when adapter port `port` runs Ethernet.
+    pub(crate) fn is_eth(&self, port: usize) -> bool {
+        self.prof.eth.as_ref().is_some_and(|e| e.port as usize == port)
+    }
+
+    // ---------------------------------------------------------------- adapter: receive side
+
+    /// Every PSN up to `psn` on QP `q` is acknowledged at `t`: slide the window and write
+    /// completions for the requests it retires.
+    fn acknowledge(&mut self, q: usize, psn: u64, t: Time, ctx: &mut Ctx<'_, Ev>) {
+        let qp = &mut self.qps[q];
+        qp.acked_psn = qp.acked_psn.max(psn + 1);
+        let mut retired = Vec::new();
+        while qp.unacked.front().is_some_and(|(last, _)| *last <= psn) {
+            retired.push(qp.unacked.pop_front().expect("checked").1.meta);
+        }
+        for meta in retired {
+            self.complete_locally(t, meta, ctx);
+            // A protocol that bounds its send queue hears of the free slot when it polls.
+            if let Some(c) = self.chans.get(&meta.chan).filter(|c| c.sq_free) {
+                let detect = t + ns(self.prof.host.poll_detect_ns);
+                ctx.send_at(ctx.me(), detect, Ev::Ulp { ulp: c.ulp, ev: UlpEv::SqFree { chan: meta.chan, qp: q as u32 } });
+            }
+        }
+    }
+
+    /// A send or write completed at the requester at `t`: write its CQE and, when the
+    /// process polls for completions, tell it.
+    fn complete_locally(&mut self, t: Time, meta: MsgMeta, ctx: &mut Ctx<'_, Ev>) {
+        let cqe = self.bus.dma_write(t, self.prof.adapter.cqe_bytes);
+        if let Some(ulp) = UlpId::wanting_local_completion(&meta) {
+            ctx.send_at(ctx.me(), cqe, Ev::Ulp { ulp, ev: UlpEv::Done { meta } });
+            return;
+        }
+        if let Some(end) = self.chans.get(&meta.chan).filter(|c| c.completions) {
+            // A stripe's control message completes the message; data stripes do not.
+            if meta.notify {
+                let proc = end.proc;
+                if !last_part(&mut self.completion_parts, &meta) {
+                    return;
+                }
+                self.notify(cqe, proc, Input::Completed { chan: meta.chan, tag: meta.tag }, true, ctx);
+            }
+        }
+    }
+
+    /// A packet (train) reached one of the adapter's ports.
+    pub fn receive(&mut self, pkt: Packet, ctx: &mut Ctx<'_, Ev>) {
+        let now = ctx.now();
+        // The adapter's costs this needs, copied out so `self` stays free to borrow.
+        let (rx_packet_ns, wqe_bytes, cqe_bytes, prefetch) = {
+            let a = &self.prof.adapter;
+            (a.rx_packet_ns, a.wqe_bytes, a.cqe_bytes, a.rx_wqe_prefetch)
+        };
+        self.stats.packets_received += pkt.count as u64;
+        let start = now.max(self.rx_engine_free);
+        let mut t = start + pkt.count as u64 * ns(rx_packet_ns);
+        let q = pkt.dst_qp as usize;
+        match pkt.kind {
+            Kind::Data { op, first, last } => {
+                let mut pkt = pkt;
+                let datagram_list = matches!(pkt.meta.ulp, UlpKind::ZcopyData { .. });
+                if datagram_list {
+                    // Every datagram lands in a receive WQE of its own and completes alone.
+                    t = self.bus.dma_read(t, pkt.count as u64 * wqe_bytes);
+                    pkt.meta.ulp = UlpKind::ZcopyData { datagrams: pkt.count as u16 };
+                } else if op == Op::Send && first {
+                    // Fetch the receive WQE the message lands in; a prefetching adapter
+                    // fetched it ahead (the bus still carries it, the message does not wait).
+                    let fetched = self.bus.dma_read(t, wqe_bytes);
+                    if !prefetch {
+                        t = fetched;
+                    }
+                }
+                self.rx_engine_free = t;
+                let visible = if pkt.payload > 0 { self.bus.dma_write(t, pkt.payload) } else { t };
+                self.stats.payload_bytes_received += pkt.payload;
+                if pkt.service == Service::Ud && self.chan_ulp(pkt.meta.chan) == Some(UlpId::Sock) {
+                    // Datagrams (IPoIB-UD, Ethernet frames): every packet is its own receive
+                    // completion, even when the sender's adapter cut them from one LSO request.
+                    let cqe = self.bus.dma_write_behind(visible, cqe_bytes * pkt.count as u64);
+                    let ev = UlpEv::Arrived { meta: pkt.meta, packets: pkt.count, bytes: pkt.payload, cqe: true };
+                    ctx.send_at(ctx.me(), cqe, Ev::Ulp { ulp: UlpId::Sock, ev });
+                } else if (last || datagram_list) && pkt.meta.notify {
+                    if op == Op::Send {
+                        let cqes = if datagram_list { pkt.count as u64 } else { 1 };
+                        let cqe = self.bus.dma_write_behind(visible, cqe_bytes * cqes);
+                        self.arrived(cqe, pkt.meta, true, ctx);
+                    } else {
+                        self.arrived(visible, pkt.meta, false, ctx);
+                    }
+                }
+                if pkt.ack_req {
+                    self.send_ack(q, pkt.psn, t, ctx);
+                }
+            }
+            Kind::ReadReq { len } => {
+                self.rx_engine_free = t;
+                let job = RespJob { kind: RespKind::Read { len }, wr_id: pkt.wr_id, psn: pkt.psn, meta: pkt.meta, sent: 0 };
+                ctx.send_at(ctx.me(), t, Ev::RespReady { qp: pkt.dst_qp, job });
+            }
+            Kind::AtomicReq => {
+                self.rx_engine_free = t;
+                let job = RespJob { kind: RespKind::Atomic, wr_id: pkt.wr_id, psn: pkt.psn, meta: pkt.meta, sent: 0 };
+                ctx.send_at(ctx.me(), t, Ev::RespReady { qp: pkt.dst_qp, job });
+            }
+            Kind::ReadResp { .. } | Kind::AtomicAck => {
+                self.rx_engine_free = t;
+                let bytes = if pkt.kind == Kind::AtomicAck { 8 } else { pkt.payload };
+                let visible = self.bus.dma_write(t, bytes);
+                self.stats.payload_bytes_received += pkt.payload;
+                let done = match pkt.kind {
+                    Kind::ReadResp { last, .. } => last,
+                    _ => true,
+                };
+                if done {
+                    // A response also acknowledges its request and everything before it.
+                    self.acknowledge(q, pkt.psn, t, ctx);
+                    let cqe = self.bus.dma_write_behind(visible, cqe_bytes);
+                    let qp = &mut self.qps[q];
+                    qp.reads_out -= 1;
+                    // A protocol's RDMA reads (SDP zero copy) complete to the protocol.
+                    if let Some(ulp) = self.chan_ulp(pkt.meta.chan).filter(|&u| u != UlpId::Raw) {
+                        ctx.send_at(ctx.me(), cqe, Ev::Ulp { ulp, ev: UlpEv::Done { meta: pkt.meta } });
+                        self.pump_tx(ctx);
+                        return;
+                    }
+                    let proc = self.chans.get(&pkt.meta.chan).map(|c| c.proc).unwrap_or(0);
+                    self.notify(cqe, proc, Input::Completed { chan: pkt.meta.chan, tag: pkt.meta.tag }, true, ctx);
+                    self.pump_tx(ctx);
+                }
+            }
+            Kind::Ack => {
+                self.rx_engine_free = t;
+                self.acknowledge(q, pkt.psn, t, ctx);
+                self.pump_tx(ctx);
+            }
+        }
+    }
+    /// A doorbell for `wr` on `qp` reached the adapter: fetch the work request (with
+    /// BlueFlame it came with the doorbell).
+    pub fn doorbell(&mut self, qp: u32, wr: Wr, ctx: &mut Ctx<'_, Ev>) {
+        let a = &self.prof.adapter;
+        let fetched = if a.blueflame {
+            ctx.now()
+        } else {
+            // The WQE (with inline data, if any) is read from host memory.
+            let extra = if wr.inline { wr.bytes.div_ceil(16) * 16 } else { 0 };
+            let wqes = if wr.datagrams { packets_for(wr.op, wr.bytes, self.links[self.qps[qp as usize].port as usize].mtu_bytes as u64) } else { 1 };
+            self.bus.dma_read(ctx.now(), wqes * a.wqe_bytes + extra)
+        };
+        ctx.send_at(ctx.me(), fetched, Ev::WqeFetched { qp, wr });
+    }
+
+    /// The adapter has fetched `wr` of `qp`: it joins the send queue.
+    pub fn wqe_fetched(&mut self, qp: u32, wr: Wr, ctx: &mut Ctx<'_, Ev>) {
+        let port = self.qps[qp as usize].port as usize;
+        let packets = packets_for(wr.op, wr.bytes, self.links[port].mtu_bytes as u64);
+        self.qps[qp as usize].sq.push_back(Active { wr, packets, sent: 0 });
+        self.pump_tx(ctx);
+    }
+
+    /// A responder job of `qp` is ready for the send engine.
+    pub fn resp_ready(&mut self, qp: u32, job: RespJob, ctx: &mut Ctx<'_, Ev>) {
+        self.qps[qp as usize].resp.push_back(job);
+        self.pump_tx(ctx);
+    }
+
+    /// `packets` prepared packets left their port: the engine may prepare more.
+    pub fn tx_slot(&mut self, packets: u32, ctx: &mut Ctx<'_, Ev>) {
+        self.tx_inflight -= packets;
+        self.pump_tx(ctx);
+    }
+
+    /// The last packet of an unacknowledged request left: it completes locally.
+    pub fn local_done(&mut self, meta: MsgMeta, ctx: &mut Ctx<'_, Ev>) {
+        self.complete_locally(ctx.now(), meta, ctx);
+    }
+
+    /// Link-level flow control: port `port` may send no new packet before `until`.
+    pub fn stall(&mut self, port: u16, until: Time) {
+        let p = &mut self.port_free[port as usize];
+        *p = (*p).max(until);
+    }
+}

@@ -1,0 +1,184 @@
+//! Topology building: the nodes (host, adapter, channels and their protocols, the
+//! processes' programs), the switch or switches and the wide-area path of a scenario, as a
+//! simulation ready to run.
+
+use super::{Initiator, Ports, Scenario, Topology, DEFAULT_STRIPE_THRESHOLD};
+use crate::adapter::PortUse;
+use crate::event::Ev;
+use crate::fileio::FileIo;
+use crate::hw::cpu::Cores;
+use crate::hw::extender::WanPath;
+use crate::hw::switch::Switch;
+use crate::node::{ChanUlp, Node};
+use crate::transport::packet::Service;
+use crate::ulp::mpi::{MpiDesign, MpiEnd};
+use crate::ulp::sock::SockEnd;
+use interlab_kernel::{ComponentId, Simulation};
+use interlab_patterns::{PatternSpec, Program, Role};
+
+/// A scenario's components, built and started.
+pub(super) struct Fabric {
+    pub sim: Simulation<Ev>,
+    /// The nodes: the servers (one, or the I/O servers), then the clients.
+    pub nodes: Vec<ComponentId>,
+}
+
+/// Builds `s` for the pattern point `spec` (already validated).
+pub(super) fn build(s: &Scenario, spec: &PatternSpec) -> Fabric {
+        let prof = s.profile.clone();
+        let links = s.port_links();
+        let ports = prof.adapter.ports;
+        let mut sim: Simulation<Ev> = Simulation::new();
+        // Components: the server nodes (one, or the I/O servers), then the clients, then the
+        // switch(es), then the WAN path.
+        let n_servers = s.io.map_or(1, |f| f.servers);
+        let n_nodes = s.clients + n_servers;
+        let node_ids: Vec<ComponentId> = (0..n_nodes).map(ComponentId).collect();
+        let sw = |i: u32| ComponentId(n_nodes + i);
+        let (switch_of, mut switches): (Vec<ComponentId>, Vec<Switch>) = match s.topology {
+            Topology::Lan => (vec![sw(0); n_nodes as usize], vec![Switch::new(&prof.switch)]),
+            Topology::Wan { .. } => (vec![sw(0), sw(1)], vec![Switch::new(&prof.switch), Switch::new(&prof.switch)]),
+        };
+        let mut nodes: Vec<Node> = Vec::new();
+        // One machine's CPUs for every node (client and daemon on one host).
+        let machine = prof.host.shared.then(|| Cores::pool(prof.host.cores as usize));
+        for i in 0..n_nodes {
+            let swi = &mut switches[(switch_of[i as usize].0 - n_nodes) as usize];
+            let base = swi.ports.len() as u16;
+            let mut n = Node::new(i, prof.clone(), switch_of[i as usize], base, links.clone());
+            for p in 0..ports {
+                swi.add_node_port(i, node_ids[i as usize], p as u8, &n.adapter.links[p as usize]);
+            }
+            if !s.trains {
+                n.adapter.train_max = 1;
+            }
+            if let Some(pool) = &machine {
+                n.host.share_cores(pool.clone(), i as usize);
+            }
+            nodes.push(n);
+        }
+        let wan = if let Topology::Wan { miles } = s.topology {
+            let w = prof.wan.as_ref().expect("validated");
+            let wan_id = sw(2);
+            let link = w.ib_link(&prof.link);
+            let a = switches[0].add_uplink(wan_id, 0, &link);
+            let b = switches[1].add_uplink(wan_id, 1, &link);
+            Some(WanPath::new(w, miles, (sw(0), a), (sw(1), b)))
+        } else {
+            None
+        };
+        // The server runs one process per client process (an I/O server: one daemon for
+        // all); each client its own.
+        for (i, n) in nodes.iter_mut().enumerate() {
+            let procs = match (i < n_servers as usize, s.io) {
+                (true, Some(_)) => 1,
+                (true, None) => s.procs_per_node * s.clients,
+                (false, _) => s.procs_per_node,
+            };
+            for k in 0..procs {
+                n.host.add_proc(k);
+            }
+            if let (true, Some(io)) = (i < n_servers as usize, s.io) {
+                let f = FileIo {
+                    store: io.store,
+                    serves_reads: s.initiator == Initiator::Server,
+                    file_bytes: io.bytes_per_pair * u64::from(s.clients * s.procs_per_node),
+                    copies_reads: s.sock.is_none(),
+                };
+                n.host.file_io = Some(f);
+                // A read daemon's socket sends copy straight from its mapping of the file.
+                if f.serves_reads {
+                    n.host.app_buffer_bytes = Some(f.file_bytes);
+                }
+            }
+            if let Some(io) = s.io {
+                // PVFS: the iod's select() loop and the client library's both move one strip
+                // per ready socket in turn (PVFS 1.5 iod.c main loop with jobs.c do_job;
+                // socket buffers of IOD_SOCKET_BUFFER_SIZE = 65535 bytes, pvfs_config.h).
+                n.host.serve_in_turn = true;
+                // A client reads or writes its whole region (bytes_per_pair from each
+                // server) with one call, into or out of one buffer (pvfs-test).
+                if i >= n_servers as usize {
+                    n.host.app_buffer_bytes = Some(io.bytes_per_pair * u64::from(n_servers));
+                }
+            }
+        }
+        let bidir = spec.kind.is_bidirectional();
+        let completions = spec.kind.needs_completions();
+        let chans_per_pair = if bidir { 2 } else { 1 };
+        let pairs = (0..s.clients).flat_map(|c| (0..s.procs_per_node).flat_map(move |k| (0..n_servers).map(move |sv| (c, k, sv))));
+        for (c, k, sv) in pairs {
+            let client = (n_servers + c) as usize;
+            let server = sv as usize;
+            let server_proc = if s.io.is_some() { 0 } else { (c * s.procs_per_node + k) as u16 };
+            for d in 0..chans_per_pair {
+                let chan = ((c * s.procs_per_node + k) * n_servers + sv) * chans_per_pair + d;
+                let stack = s.stack_of(k);
+                let port_list: Vec<u8> = match s.ports {
+                    Ports::One if stack.is_some() => vec![s.stack_port(stack.expect("checked"))],
+                    Ports::One => vec![0],
+                    // Each process pair on its own port; a single pair binds its two
+                    // directions to different ports.
+                    Ports::Bind if s.procs_per_node > 1 => vec![(k % ports) as u8],
+                    Ports::Bind => vec![(chan % ports) as u8],
+                    Ports::Stripe { .. } => (0..ports as u8).collect(),
+                };
+                let use_ = match s.ports {
+                    Ports::Stripe { threshold } => PortUse::Stripe { threshold },
+                    _ => PortUse::Single,
+                };
+                let service = match (stack, s.mpi) {
+                    (Some(s), _) => s.service(),
+                    (_, Some(d)) => match d {
+                        MpiDesign::Rc => Service::Rc,
+                        MpiDesign::Uc => Service::Uc,
+                        MpiDesign::Ud => Service::Ud,
+                    },
+                    (None, None) => s.service,
+                };
+                let (mut qa, mut qb) = (Vec::new(), Vec::new());
+                for &p in &port_list {
+                    for _ in 0..s.qps_per_port.max(1) {
+                        let ia = nodes[server].adapter.qps.len() as u32;
+                        let ib = nodes[client].adapter.qps.len() as u32;
+                        qa.push(nodes[server].adapter.add_qp(p, service, client as u32, p, ib));
+                        qb.push(nodes[client].adapter.add_qp(p, service, server as u32, p, ia));
+                    }
+                }
+                let rails = qa.len();
+                let th = match s.ports {
+                    Ports::Stripe { threshold } => threshold,
+                    _ => DEFAULT_STRIPE_THRESHOLD,
+                };
+                let credits = prof.stack.as_ref().map_or(0, |s| s.sdp_rx_buffers);
+                let end_ulp = |proc: u16, qps: &[u32]| match (s.mpi, stack) {
+                    (Some(d), _) => ChanUlp::Mpi(MpiEnd::new(d, (rails > 1).then_some(th), prof.mpi.as_ref().expect("validated: MPI needs [mpi]"), proc, qps.to_vec())),
+                    (None, Some(s)) => ChanUlp::Sock(SockEnd::new(s, spec.size, credits, proc, qps[0])),
+                    (None, None) => ChanUlp::Raw,
+                };
+                let (ua, ub) = (end_ulp(server_proc, &qa), end_ulp(k as u16, &qb));
+                nodes[server].add_chan(chan, qa, use_, server_proc, completions, ua);
+                nodes[client].add_chan(chan, qb, use_, k as u16, completions, ub);
+                // Direction 0: node 0 initiates; direction 1 (bi-directional): node 1.
+                // Direction 0 is initiated by the chosen side; direction 1 (bi-directional) by the other.
+                let server_first = (s.initiator == Initiator::Server) == (d == 0);
+                let ((init, ip), (resp, rp)) =
+                    if server_first { ((server, server_proc), (client, k as u16)) } else { ((client, k as u16), (server, server_proc)) };
+                nodes[init].host.add_program(ip, Program::new(*spec, Role::Initiator, chan));
+                nodes[resp].host.add_program(rp, Program::new(*spec, Role::Responder, chan));
+            }
+        }
+        for n in nodes {
+            sim.add(n);
+        }
+        for s in switches {
+            sim.add(s);
+        }
+        if let Some(w) = wan {
+            sim.add(w);
+        }
+        for &id in &node_ids {
+            sim.schedule(id, 0, Ev::Start);
+        }
+        Fabric { sim, nodes: node_ids }
+}
