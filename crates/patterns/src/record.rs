@@ -44,7 +44,8 @@ pub struct ResultRecord {
     /// Wide-area loop length in miles (model runs over a WAN path).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub distance_miles: Option<f64>,
-    /// Model: CPU utilisation of the server node over the run, percent.
+    /// CPU utilisation of the server node over the run, percent: the model's, or live the
+    /// daemon host's system CPU, absent when the point was shorter than one /proc/stat tick.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_cpu_percent: Option<f64>,
     /// Client nodes around the server (model fan-in, fan-out, hot-spot), when more than one.
