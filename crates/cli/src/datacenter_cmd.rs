@@ -142,8 +142,9 @@ pub struct ServeArgs {
     quiet: bool,
 }
 
+/// The site `drive` and `profile` talk to, and how its pages are recognised.
 #[derive(Args)]
-pub struct DriveArgs {
+pub struct SiteArgs {
     /// The site: http://HOST:PORT/PREFIX/ (page patterns of the site profile are relative
     /// to PREFIX).
     #[arg(long, default_value = "http://127.0.0.1:8080/")]
@@ -158,6 +159,22 @@ pub struct DriveArgs {
     /// The site's NUM_CUSTOMERS (likewise).
     #[arg(long)]
     customers: Option<u64>,
+}
+
+impl SiteArgs {
+    /// The parsed URL and the loaded site profile, with the scale flags checked against it.
+    fn open(&self) -> Result<(Url, std::sync::Arc<Site>), String> {
+        let url = Url::parse(&self.url).map_err(|e| format!("--url: {e}"))?;
+        let site = std::sync::Arc::new(Site::load(&self.site).map_err(|e| format!("--site: {e}"))?);
+        check_scale(&site, self.items, self.customers)?;
+        Ok((url, site))
+    }
+}
+
+#[derive(Args)]
+pub struct DriveArgs {
+    #[command(flatten)]
+    target: SiteArgs,
     /// Emulated browsers.
     #[arg(long, default_value_t = 10)]
     browsers: u32,
@@ -204,18 +221,8 @@ pub struct DriveArgs {
 
 #[derive(Args)]
 pub struct ProfileArgs {
-    /// The site: http://HOST:PORT/PREFIX/.
-    #[arg(long, default_value = "http://127.0.0.1:8080/")]
-    url: String,
-    /// Site profile: interlab, servlet or a profile file.
-    #[arg(long, default_value = "interlab", value_name = "NAME|FILE")]
-    site: String,
-    /// The site's NUM_ITEMS (when it has no scale endpoint).
-    #[arg(long)]
-    items: Option<u64>,
-    /// The site's NUM_CUSTOMERS (likewise).
-    #[arg(long)]
-    customers: Option<u64>,
+    #[command(flatten)]
+    target: SiteArgs,
     /// A tier to measure: web|app|db=PID (all its threads) or =CGROUP_DIR; repeat.
     #[arg(long = "tier", value_name = "NAME=PID|CGROUP", required = true)]
     tiers: Vec<String>,
@@ -437,7 +444,7 @@ fn check_scale(site: &Site, items: Option<u64>, customers: Option<u64>) -> Resul
 }
 
 fn drive_cmd(a: DriveArgs) -> CmdResult {
-    let url = Url::parse(&a.url).map_err(|e| format!("--url: {e}"))?;
+    let (url, site) = a.target.open()?;
     let mix = Mix::parse(&a.mix).map_err(|e| format!("--mix: {e}"))?;
     let duration = a.duration;
     if !(a.think_scale.is_finite() && (0.0..=100.0).contains(&a.think_scale)) {
@@ -452,8 +459,6 @@ fn drive_cmd(a: DriveArgs) -> CmdResult {
     if a.image_connections == 0 || a.image_connections > 16 {
         return Err(format!("--image-connections {}: expected 1 to 16", a.image_connections).into());
     }
-    let site = std::sync::Arc::new(Site::load(&a.site).map_err(|e| format!("--site: {e}"))?);
-    check_scale(&site, a.items, a.customers)?;
     let ramp_up = a.ramp_up.unwrap_or_else(|| DriveConfig::default_ramp_up(a.think_scale));
     let ramp_down = a.ramp_down.unwrap_or_else(|| DriveConfig::default_ramp_down(a.think_scale));
     let (wait, timeout) = (a.wait, a.timeout);
@@ -478,8 +483,8 @@ fn drive_cmd(a: DriveArgs) -> CmdResult {
         seed: a.seed,
         timeout,
         image_connections: a.image_connections,
-        items: a.items,
-        customers: a.customers,
+        items: a.target.items,
+        customers: a.target.customers,
         trace,
         wait,
         site,
@@ -533,10 +538,8 @@ fn drive_cmd(a: DriveArgs) -> CmdResult {
 }
 
 fn profile_cmd(a: ProfileArgs) -> CmdResult {
-    let url = Url::parse(&a.url).map_err(|e| format!("--url: {e}"))?;
+    let (url, site) = a.target.open()?;
     let mix = Mix::parse(&a.mix).map_err(|e| format!("--mix: {e}"))?;
-    let site = std::sync::Arc::new(Site::load(&a.site).map_err(|e| format!("--site: {e}"))?);
-    check_scale(&site, a.items, a.customers)?;
     if !(1..=10_000_000).contains(&a.interactions) || a.warmup > 10_000_000 {
         return Err(format!("--interactions {} / --warmup {}: expected 1 to 10000000 and 0 to 10000000", a.interactions, a.warmup).into());
     }
@@ -566,8 +569,8 @@ fn profile_cmd(a: ProfileArgs) -> CmdResult {
         seed: a.seed,
         timeout: a.timeout,
         image_connections: a.image_connections,
-        items: a.items,
-        customers: a.customers,
+        items: a.target.items,
+        customers: a.target.customers,
         trace: Some(trace),
         wait: Duration::ZERO,
         site,
