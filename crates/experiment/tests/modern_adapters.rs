@@ -150,3 +150,16 @@ fn a_cost_in_cycles_without_a_clock_is_refused_by_key() {
     let e = interlab_model::profile::Profile::load(dir.join("noclock.toml").to_str().unwrap()).unwrap_err().to_string();
     assert!(e.contains("overhead_cycles") && e.contains("clock_ghz"), "{e}");
 }
+
+#[test]
+fn a_bad_link_layer_or_prefetch_flag_is_refused_by_key() {
+    let dir = tmp("badkeys");
+    for (key, line, expect) in [
+        ("rx_wqe_prefetch", "rx_wqe_prefetch = { value = 2, src = \"test\" }", "0..=1"),
+        ("layer", "layer = \"ethernet\"", "infiniband, roce-v2"),
+    ] {
+        variant(&dir, "cx5-roce100-pcie3", &[(key, line)], "bad.toml");
+        let e = interlab_model::profile::Profile::load(dir.join("bad.toml").to_str().unwrap()).unwrap_err().to_string();
+        assert!(e.contains(key) && e.contains(expect), "{key}: {e}");
+    }
+}

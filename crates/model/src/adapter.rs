@@ -6,7 +6,7 @@
 
 use crate::event::Ev;
 use crate::hw::bus::Bus;
-use crate::hw::link::LinkSpec;
+use crate::hw::link::{LinkLayer, LinkSpec};
 use crate::profile::Profile;
 use crate::transport::packet::{ext_bytes, Kind, MsgMeta, Packet, Service, UlpKind};
 use crate::transport::qp::{packets_for, Active, Qp, RespJob, RespKind, Wr};
@@ -62,8 +62,8 @@ fn train_len(train_max: u64, left: u64) -> u64 {
 /// pushed, so cutting a train allocates nothing.
 struct TrainSum {
     service: Service,
-    /// Bytes the port's link layer adds to every packet (`LinkLayer::header_bytes`).
-    link_header: u64,
+    /// The port's link layer, which frames every packet.
+    layer: LinkLayer,
     count: u64,
     payload: u64,
     /// Wire bytes (every header included, framing excluded) of all the packets.
@@ -74,14 +74,14 @@ struct TrainSum {
 
 impl TrainSum {
     fn new(service: Service, link: &LinkSpec) -> Self {
-        TrainSum { service, link_header: link.layer.header_bytes(), count: 0, payload: 0, wire_bytes: 0, first: None, last: None }
+        TrainSum { service, layer: link.layer, count: 0, payload: 0, wire_bytes: 0, first: None, last: None }
     }
 
     /// Adds the next packet: its kind and payload bytes.
     fn push(&mut self, (kind, payload): (Kind, u64)) {
         self.count += 1;
         self.payload += payload;
-        self.wire_bytes += self.link_header + crate::transport::headers::transport_bytes(ext_bytes(kind, self.service), payload);
+        self.wire_bytes += self.layer.packet_bytes(ext_bytes(kind, self.service), payload);
         self.first.get_or_insert(kind);
         self.last = Some(kind);
     }

@@ -59,11 +59,7 @@ impl AdapterSpec {
                 1 => true,
                 _ => return Err(t.err("blueflame", "expected 0 (doorbell only) or 1 (WQE written with the doorbell)")),
             },
-            rx_wqe_prefetch: match t.has("rx_wqe_prefetch").then(|| t.param_u64("rx_wqe_prefetch", "0 or 1", 0)).transpose()? {
-                None | Some(0) => false,
-                Some(1) => true,
-                Some(_) => return Err(t.err("rx_wqe_prefetch", "expected 0 (fetched when a send arrives) or 1 (prefetched ahead of arrivals)")),
-            },
+            rx_wqe_prefetch: t.has("rx_wqe_prefetch") && t.param_u64("rx_wqe_prefetch", "flag", 0)? != 0,
         })
     }
 }

@@ -30,6 +30,12 @@ impl LinkLayer {
             LinkLayer::RoceV2 => headers::IPV4 + headers::UDP,
         }
     }
+
+    /// Bytes on the wire (before physical framing) of a transport packet with `ext`
+    /// extension-header bytes and `payload` bytes, in this layer's framing.
+    pub fn packet_bytes(self, ext: u64, payload: u64) -> u64 {
+        self.header_bytes() + headers::transport_bytes(ext, payload)
+    }
 }
 
 /// Line code of a serial link: data bits carried per signalled bit.
@@ -97,12 +103,10 @@ impl LinkSpec {
     /// the InfiniBand MTUs for RoCE too.
     pub fn from_table(t: &mut Table) -> Result<Self, ParamError> {
         let mut s = Self::read(t, 256)?;
-        if t.has("layer") {
-            s.layer = match t.choice("layer", &["infiniband", "roce-v2"], None)?.as_str() {
-                "roce-v2" => LinkLayer::RoceV2,
-                _ => LinkLayer::InfiniBand,
-            };
-        }
+        s.layer = match t.choice("layer", &["infiniband", "roce-v2"], Some("infiniband"))?.as_str() {
+            "roce-v2" => LinkLayer::RoceV2,
+            _ => LinkLayer::InfiniBand,
+        };
         if !s.mtu_bytes.is_power_of_two() || s.mtu_bytes > 4096 {
             return Err(t.err("mtu_bytes", format!("the path MTU must be 256, 512, 1024, 2048 or 4096, found {}", s.mtu_bytes)));
         }
@@ -112,7 +116,7 @@ impl LinkSpec {
     /// Bytes on the wire (before physical framing) of a transport packet with `ext`
     /// extension-header bytes and `payload` bytes, in this link's framing.
     pub fn packet_bytes(&self, ext: u64, payload: u64) -> u64 {
-        self.layer.header_bytes() + headers::transport_bytes(ext, payload)
+        self.layer.packet_bytes(ext, payload)
     }
 
     /// Reads a link's keys from `t` (any link layer; MTU at least `min_mtu` bytes).

@@ -30,11 +30,9 @@ pub struct MpiSpec {
     /// Host memory copy bandwidth for copies through library buffers, MB/s.
     pub copy_mbytes_per_s: f64,
     /// Library CPU time per message at each end (matching, progress, headers), ns: the
-    /// profile's `overhead_ns`, or its `overhead_cycles` at the host's `clock_ghz`.
+    /// profile's `overhead_ns`, or its `overhead_cycles` at the host's `clock_ghz` (a
+    /// software cost that follows the host's clock rather than a time fitted on one machine).
     pub overhead_ns: f64,
-    /// The same cost in core cycles, when the profile gives it so (`overhead_cycles`): a
-    /// software cost that follows the host's clock rather than a time fitted on one machine.
-    pub overhead_cycles: Option<f64>,
     /// MPI header on every data message, bytes.
     pub header_bytes: u64,
     /// Control message (RTS, CTS, FIN, ACK) size, bytes.
@@ -60,22 +58,21 @@ impl MpiSpec {
     /// Reads `[mpi]` of a host whose core clock is `clock_ghz` (`[host] clock_ghz`): the
     /// per-message cost is `overhead_ns` or `overhead_cycles` (which needs the clock).
     pub fn from_table(t: &mut Table, clock_ghz: Option<f64>) -> Result<Self, ParamError> {
-        let (overhead_ns, overhead_cycles) = match (t.has("overhead_ns"), t.has("overhead_cycles")) {
+        let overhead_ns = match (t.has("overhead_ns"), t.has("overhead_cycles")) {
             (true, true) => return Err(t.err("overhead_cycles", "give the per-message cost once: overhead_ns or overhead_cycles, not both")),
             (false, true) => {
                 let cycles = t.param("overhead_cycles", "cycles")?;
                 let Some(ghz) = clock_ghz else {
                     return Err(t.err("overhead_cycles", "a cost in cycles needs the core clock: add clock_ghz to [host]"));
                 };
-                (cycles / ghz, Some(cycles))
+                cycles / ghz
             }
-            _ => (t.param("overhead_ns", "ns")?, None),
+            _ => t.param("overhead_ns", "ns")?,
         };
         Ok(MpiSpec {
             eager_threshold_bytes: t.param_u64("eager_threshold_bytes", "bytes", 0)?,
             copy_mbytes_per_s: t.param("copy_mbytes_per_s", "MB/s")?,
             overhead_ns,
-            overhead_cycles,
             header_bytes: t.param_u64("header_bytes", "bytes", 0)?,
             ctrl_bytes: t.param_u64("ctrl_bytes", "bytes", 1)?,
             ud_window_packets: t.param_u64("ud_window_packets", "packets", 1)?,
