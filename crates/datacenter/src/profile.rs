@@ -314,14 +314,20 @@ mod tests {
         let me = std::process::id();
         let t = TierSpec::parse(&format!("app={me}")).unwrap();
         assert_eq!(t.tier, Tier::App);
-        let a = t.cpu_ns();
-        let c0 = crate::cpu::thread_cpu_ns();
-        let mut x = 0u64;
-        while crate::cpu::thread_cpu_ns() - c0 < 30_000_000 {
-            x = std::hint::black_box(x.wrapping_add(1));
+        // The counter sums the live threads of a process: measured on a single-threaded
+        // child that spins, so test threads of this process ending meanwhile cannot take
+        // their time out of the sum.
+        let mut child = std::process::Command::new("sh").args(["-c", "while :; do :; done"]).spawn().unwrap();
+        let spin = TierSpec::parse(&format!("app={}", child.id())).unwrap();
+        let a = spin.cpu_ns();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while spin.cpu_ns() <= a && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(10));
         }
-        assert!(x > 0);
-        assert!(t.cpu_ns() > a, "the CPU counter of this process grows");
+        let grown = spin.cpu_ns() > a;
+        let _ = child.kill();
+        let _ = child.wait();
+        assert!(grown, "the CPU counter of a spinning process grows");
         for bad in ["app", "cpu=1", "app=0", "db=/nonexistent", "web=4294967295"] {
             assert!(TierSpec::parse(bad).is_err(), "{bad}");
         }
