@@ -505,7 +505,28 @@ pub fn num(x: f64) -> String {
 
 /// Keys a profile section takes one of (the same quantity in two units): writing one
 /// removes the other, so a fitted value never meets a stale alternative.
-const ALTERNATIVE_KEYS: &[(&str, &str, &str)] = &[("mpi", "overhead_ns", "overhead_cycles")];
+const ALTERNATIVE_KEYS: &[(&str, &str, &str)] = &[
+    ("mpi", "overhead_ns", "overhead_cycles"),
+    ("host", "post_ns", "post_cycles"),
+    ("host", "cqe_poll_ns", "cqe_poll_cycles"),
+    ("stack", "syscall_ns", "syscall_cycles"),
+    ("stack", "interrupt_ns", "interrupt_cycles"),
+    ("stack", "wakeup_ns", "wakeup_cycles"),
+    ("stack", "tcp_tx_ns", "tcp_tx_cycles"),
+    ("stack", "tcp_rx_ns", "tcp_rx_cycles"),
+    ("stack", "ip_rx_ns", "ip_rx_cycles"),
+    ("stack", "tcp_ack_tx_ns", "tcp_ack_tx_cycles"),
+    ("stack", "tcp_ack_rx_ns", "tcp_ack_rx_cycles"),
+    ("stack", "ipoib_tx_ns", "ipoib_tx_cycles"),
+    ("stack", "ipoib_rx_ns", "ipoib_rx_cycles"),
+    ("stack", "ipoib_rx_free_ns", "ipoib_rx_free_cycles"),
+    ("stack", "sdp_tx_ns", "sdp_tx_cycles"),
+    ("stack", "sdp_rx_ns", "sdp_rx_cycles"),
+    ("stack", "reg_ns", "reg_cycles"),
+    ("stack", "reg_page_ns", "reg_page_cycles"),
+    ("stack", "mad_us", "mad_cycles"),
+    ("stack", "tcp_handshake_us", "tcp_handshake_cycles"),
+];
 
 /// Rewrites profile text: `[profile]` id and description, and every entry (replacing the
 /// key's line in its section, or appending it to the section; an alternative form of the

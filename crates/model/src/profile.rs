@@ -71,13 +71,20 @@ impl Profile {
         let wan = if t.has("wan") { Some(section!("wan", WanSpec)) } else { None };
         let mpi = if t.has("mpi") {
             let mut s = t.table("mpi")?;
-            let v = MpiSpec::from_table(&mut s, host.clock_ghz)?;
+            let v = MpiSpec::from_table(&mut s, &host.clock())?;
             s.finish()?;
             Some(v)
         } else {
             None
         };
-        let stack = if t.has("stack") { Some(section!("stack", StackSpec)) } else { None };
+        let stack = if t.has("stack") {
+            let mut s = t.table("stack")?;
+            let v = StackSpec::from_table(&mut s, &host.clock())?;
+            s.finish()?;
+            Some(v)
+        } else {
+            None
+        };
         let eth = if t.has("eth") { Some(section!("eth", EthSpec)) } else { None };
         if let Some(e) = &eth {
             if e.port as u32 >= adapter.ports {

@@ -1,5 +1,6 @@
 //! Host channel adapter parameters.
 
+use crate::hw::cycles::{read_ipc_factor, HostClock};
 use crate::params::{ParamError, Table};
 
 /// An InfiniBand adapter (HCA): engines, queues and limits.
@@ -75,15 +76,21 @@ pub struct HostSpec {
     /// on different CPUs and one node's interrupt core is where the other's application runs
     /// (as loopback receive processing runs in the sender's context). Optional, default 0.
     pub shared: bool,
-    /// CPU time to build a work request and ring the doorbell, ns.
+    /// CPU time to build a work request and ring the doorbell, ns (`post_ns`, or
+    /// `post_cycles` at this host's clock and IPC factor).
     pub post_ns: f64,
-    /// CPU time to read and consume one completion-queue entry, ns.
+    /// CPU time to read and consume one completion-queue entry, ns (`cqe_poll_ns` or
+    /// `cqe_poll_cycles`).
     pub cqe_poll_ns: f64,
     /// Mean delay for a spinning poller to see a memory update, ns.
     pub poll_detect_ns: f64,
     /// Core clock, GHz: converts software costs given in cycles (`[mpi] overhead_cycles`)
     /// into time on this host. Optional.
     pub clock_ghz: Option<f64>,
+    /// Instructions per cycle of this host's microarchitecture relative to the reference
+    /// (Skylake-SP): a cost in cycles takes cycles / (clock x factor). Optional, default 1
+    /// (the profile's cycles are its own microarchitecture's); see [`crate::hw::cycles`].
+    pub ipc_factor: f64,
     /// Memory-system bandwidth (reads plus writes) that every core's copies and the adapter's
     /// DMA of the copied data share, MB/s; what a copy moves depends on what its buffers miss
     /// in the cache (hw/memory.rs). Optional: absent = each core copies at its own rate
@@ -94,6 +101,17 @@ pub struct HostSpec {
 impl HostSpec {
     /// Reads `[host]`.
     pub fn from_table(t: &mut Table) -> Result<Self, ParamError> {
+        let clock_ghz = if t.has("clock_ghz") {
+            let v = t.param("clock_ghz", "GHz")?;
+            if !(v.is_finite() && (0.1..=10.0).contains(&v)) {
+                return Err(t.err("clock_ghz", format!("expected a core clock of 0.1..10 GHz, found {v}")));
+            }
+            Some(v)
+        } else {
+            None
+        };
+        let ipc_factor = read_ipc_factor(t)?;
+        let clock = HostClock { ghz: clock_ghz, ipc_factor };
         Ok(HostSpec {
             cores: t.param_u64("cores", "logical CPUs", 1)? as u32,
             shared: if t.has("shared") {
@@ -105,18 +123,11 @@ impl HostSpec {
             } else {
                 false
             },
-            post_ns: t.param("post_ns", "ns")?,
-            cqe_poll_ns: t.param("cqe_poll_ns", "ns")?,
+            post_ns: clock.cost(t, "post_ns")?,
+            cqe_poll_ns: clock.cost(t, "cqe_poll_ns")?,
             poll_detect_ns: t.param("poll_detect_ns", "ns")?,
-            clock_ghz: if t.has("clock_ghz") {
-                let v = t.param("clock_ghz", "GHz")?;
-                if !(v.is_finite() && (0.1..=10.0).contains(&v)) {
-                    return Err(t.err("clock_ghz", format!("expected a core clock of 0.1..10 GHz, found {v}")));
-                }
-                Some(v)
-            } else {
-                None
-            },
+            clock_ghz,
+            ipc_factor,
             memory_mbytes_per_s: if t.has("memory_mbytes_per_s") {
                 let v = t.param("memory_mbytes_per_s", "MB/s")?;
                 if !(v.is_finite() && v > 0.0) {
@@ -127,5 +138,10 @@ impl HostSpec {
                 None
             },
         })
+    }
+
+    /// How this host turns costs in cycles into time.
+    pub fn clock(&self) -> HostClock {
+        HostClock { ghz: self.clock_ghz, ipc_factor: self.ipc_factor }
     }
 }

@@ -3,6 +3,7 @@
 pub mod adapter_spec;
 pub mod bus;
 pub mod cpu;
+pub mod cycles;
 pub mod eth_spec;
 pub mod extender;
 pub mod link;

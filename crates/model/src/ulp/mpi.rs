@@ -13,6 +13,7 @@
 //!   handshake); the receiver acknowledges each, and a message completes at the sender only
 //!   then.
 
+use crate::hw::cycles::HostClock;
 use crate::params::{ParamError, Table};
 use crate::transport::packet::{MsgMeta, UlpKind};
 use crate::ulp::{Ulp, UlpEv, UlpHost, UlpId};
@@ -30,8 +31,9 @@ pub struct MpiSpec {
     /// Host memory copy bandwidth for copies through library buffers, MB/s.
     pub copy_mbytes_per_s: f64,
     /// Library CPU time per message at each end (matching, progress, headers), ns: the
-    /// profile's `overhead_ns`, or its `overhead_cycles` at the host's `clock_ghz` (a
-    /// software cost that follows the host's clock rather than a time fitted on one machine).
+    /// profile's `overhead_ns`, or its `overhead_cycles` at the host's `clock_ghz` and
+    /// `ipc_factor` (a software cost that follows the host rather than a time fitted on one
+    /// machine).
     pub overhead_ns: f64,
     /// MPI header on every data message, bytes.
     pub header_bytes: u64,
@@ -55,20 +57,10 @@ pub struct MpiSpec {
 }
 
 impl MpiSpec {
-    /// Reads `[mpi]` of a host whose core clock is `clock_ghz` (`[host] clock_ghz`): the
-    /// per-message cost is `overhead_ns` or `overhead_cycles` (which needs the clock).
-    pub fn from_table(t: &mut Table, clock_ghz: Option<f64>) -> Result<Self, ParamError> {
-        let overhead_ns = match (t.has("overhead_ns"), t.has("overhead_cycles")) {
-            (true, true) => return Err(t.err("overhead_cycles", "give the per-message cost once: overhead_ns or overhead_cycles, not both")),
-            (false, true) => {
-                let cycles = t.param("overhead_cycles", "cycles")?;
-                let Some(ghz) = clock_ghz else {
-                    return Err(t.err("overhead_cycles", "a cost in cycles needs the core clock: add clock_ghz to [host]"));
-                };
-                cycles / ghz
-            }
-            _ => t.param("overhead_ns", "ns")?,
-        };
+    /// Reads `[mpi]` of a host whose clock is `clock`: the per-message cost is
+    /// `overhead_ns` or `overhead_cycles` (which needs `[host] clock_ghz`).
+    pub fn from_table(t: &mut Table, clock: &HostClock) -> Result<Self, ParamError> {
+        let overhead_ns = clock.cost(t, "overhead_ns")?;
         Ok(MpiSpec {
             eager_threshold_bytes: t.param_u64("eager_threshold_bytes", "bytes", 0)?,
             copy_mbytes_per_s: t.param("copy_mbytes_per_s", "MB/s")?,

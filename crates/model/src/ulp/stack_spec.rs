@@ -3,6 +3,7 @@
 //! SDP protocol's per-message work and buffers, and connection set-up steps. Every value is
 //! a physical primitive with its provenance in the profile; nothing here names a figure.
 
+use crate::hw::cycles::HostClock;
 use crate::params::{ParamError, Table};
 use interlab_kernel::Time;
 
@@ -116,29 +117,32 @@ pub struct StackSpec {
 }
 
 impl StackSpec {
-    /// Reads `[stack]`.
-    pub fn from_table(t: &mut Table) -> Result<Self, ParamError> {
+    /// Reads `[stack]` of a host whose clock is `clock`: every CPU cost (system calls,
+    /// interrupts, wake-ups, protocol and driver work, registration, MAD and handshake work)
+    /// may be given in cycles instead (`syscall_cycles` for `syscall_ns`, `mad_cycles` for
+    /// `mad_us`, ...; see [`crate::hw::cycles`]).
+    pub fn from_table(t: &mut Table, clock: &HostClock) -> Result<Self, ParamError> {
         let s = StackSpec {
-            syscall_ns: t.param("syscall_ns", "ns")?,
+            syscall_ns: clock.cost(t, "syscall_ns")?,
             copy_mbytes_per_s: t.param("copy_mbytes_per_s", "MB/s")?,
             mem_copy_mbytes_per_s: t.param("mem_copy_mbytes_per_s", "MB/s")?,
             cache_bytes: t.param_u64("cache_bytes", "bytes", 1024)?,
             csum_mbytes_per_s: t.param("csum_mbytes_per_s", "MB/s")?,
             ipoib_ud_csum_offload: t.param_u64("ipoib_ud_csum_offload", "flag", 0)? != 0,
-            interrupt_ns: t.param("interrupt_ns", "ns")?,
+            interrupt_ns: clock.cost(t, "interrupt_ns")?,
             napi: t.param_u64("napi", "flag", 0)? != 0,
             gso: t.has("gso") && t.param_u64("gso", "flag", 0)? != 0,
             sdp_recv_polls: if t.has("sdp_recv_polls") { t.param_u64("sdp_recv_polls", "polls", 0)? } else { 0 },
-            wakeup_ns: t.param("wakeup_ns", "ns")?,
+            wakeup_ns: clock.cost(t, "wakeup_ns")?,
             prequeue: t.param_u64("prequeue", "flag", 0)? != 0,
-            tcp_tx_ns: t.param("tcp_tx_ns", "ns")?,
-            tcp_rx_ns: t.param("tcp_rx_ns", "ns")?,
-            ip_rx_ns: t.param("ip_rx_ns", "ns")?,
-            tcp_ack_tx_ns: t.param("tcp_ack_tx_ns", "ns")?,
-            tcp_ack_rx_ns: t.param("tcp_ack_rx_ns", "ns")?,
-            ipoib_tx_ns: t.param("ipoib_tx_ns", "ns")?,
-            ipoib_rx_ns: t.param("ipoib_rx_ns", "ns")?,
-            ipoib_rx_free_ns: if t.has("ipoib_rx_free_ns") { t.param("ipoib_rx_free_ns", "ns")? } else { 0.0 },
+            tcp_tx_ns: clock.cost(t, "tcp_tx_ns")?,
+            tcp_rx_ns: clock.cost(t, "tcp_rx_ns")?,
+            ip_rx_ns: clock.cost(t, "ip_rx_ns")?,
+            tcp_ack_tx_ns: clock.cost(t, "tcp_ack_tx_ns")?,
+            tcp_ack_rx_ns: clock.cost(t, "tcp_ack_rx_ns")?,
+            ipoib_tx_ns: clock.cost(t, "ipoib_tx_ns")?,
+            ipoib_rx_ns: clock.cost(t, "ipoib_rx_ns")?,
+            ipoib_rx_free_ns: clock.opt_cost(t, "ipoib_rx_free_ns", 0.0)?,
             dma_writes_memory: t.has("dma_writes_memory") && t.param_u64("dma_writes_memory", "flag", 0)? != 0,
             ipoib_rx_usecs: t.param("ipoib_rx_usecs", "us")?,
             ipoib_mtu_bytes: t.param_u64("ipoib_mtu_bytes", "bytes", 256)?,
@@ -149,17 +153,17 @@ impl StackSpec {
             ack_every_packets: t.param_u64("ack_every_packets", "packets", 1)?,
             delack_us: t.param("delack_us", "us")?,
             tcp_window_bytes: t.param_u64("tcp_window_bytes", "bytes", 4096)?,
-            sdp_tx_ns: t.param("sdp_tx_ns", "ns")?,
-            sdp_rx_ns: t.param("sdp_rx_ns", "ns")?,
+            sdp_tx_ns: clock.cost(t, "sdp_tx_ns")?,
+            sdp_rx_ns: clock.cost(t, "sdp_rx_ns")?,
             sdp_chunk_bytes: t.param_u64("sdp_chunk_bytes", "bytes", 512)?,
             sdp_header_bytes: t.param_u64("sdp_header_bytes", "bytes", 0)?,
             sdp_rx_buffers: t.param_u64("sdp_rx_buffers", "buffers", 2)?,
-            reg_ns: t.param("reg_ns", "ns")?,
-            reg_page_ns: t.param("reg_page_ns", "ns")?,
+            reg_ns: clock.cost(t, "reg_ns")?,
+            reg_page_ns: clock.cost(t, "reg_page_ns")?,
             sdp_idle_us: t.param("sdp_idle_us", "us")?,
             hca_cmd_us: t.param("hca_cmd_us", "us")?,
-            mad_us: t.param("mad_us", "us")?,
-            tcp_handshake_us: t.param("tcp_handshake_us", "us")?,
+            mad_us: clock.cost(t, "mad_us")?,
+            tcp_handshake_us: clock.cost(t, "tcp_handshake_us")?,
         };
         for (key, v) in [("copy_mbytes_per_s", s.copy_mbytes_per_s), ("mem_copy_mbytes_per_s", s.mem_copy_mbytes_per_s), ("csum_mbytes_per_s", s.csum_mbytes_per_s)] {
             if v <= 0.0 {
