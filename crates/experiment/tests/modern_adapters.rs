@@ -200,3 +200,67 @@ fn a_bad_link_layer_or_prefetch_flag_is_refused_by_key() {
         assert!(e.contains(key) && e.contains(expect), "{key}: {e}");
     }
 }
+
+fn bandwidth_spec(op: &str, sizes: &str, series: &[(&str, &str)]) -> String {
+    let mut s = format!("[experiment]\nname = \"t\"\n[pattern]\nkind = \"bandwidth\"\nop = \"{op}\"\nwindow = 64\nwarmup = 2\niterations = 8\nsizes = {sizes}\n");
+    for (label, profile) in series {
+        s += &format!("[[series]]\nlabel = \"{label}\"\nprofile = \"{profile}\"\n");
+    }
+    s
+}
+
+#[test]
+fn blueflame_never_raises_small_message_latency() {
+    // The WQE written with the doorbell saves the adapter its DMA read of the WQE: a read
+    // round trip on the message's path.
+    let dir = tmp("blueflame");
+    variant(&dir, "cx5-edr-pcie3", &[("blueflame", "blueflame = { value = 0, src = \"test\" }")], "nobf.toml");
+    for op in ["send", "rdma_write"] {
+        let r = run(&dir, &latency_spec(op, "[2, 64, 220, 1024, 4096]", &[("bf", "cx5-edr-pcie3"), ("doorbell", "nobf.toml")]));
+        for &(size, bf) in &r[0].points {
+            let db = r[1].at(size).unwrap();
+            assert!(bf < db, "{op} {size} B: BlueFlame {bf} us, doorbell and fetch {db} us");
+        }
+        assert!(r[1].at(2).unwrap() - r[0].at(2).unwrap() > 0.4, "{op}: {:?} vs {:?}", r[0].points, r[1].points);
+    }
+}
+
+#[test]
+fn an_mlx4_post_without_inline_data_rings_a_doorbell_and_is_fetched() {
+    // rdma-core's mlx4 provider uses BlueFlame only for inline WQEs: above the inline size
+    // the WQE is fetched, so the latency steps up by a DMA read there, and only there.
+    let dir = tmp("mlx4bf");
+    variant(&dir, "cx3-fdr-pcie3", &[("bf_needs_inline", "bf_needs_inline = { value = 0, src = \"test\" }")], "anybf.toml");
+    let r = run(&dir, &latency_spec("rdma_write", "[64, 220, 256, 1024]", &[("mlx4", "cx3-fdr-pcie3"), ("any", "anybf.toml")]));
+    for &(size, mlx4) in &r[0].points {
+        let any = r[1].at(size).unwrap();
+        if size <= 220 {
+            assert!((mlx4 - any).abs() < 1e-9, "{size} B inline: {mlx4} vs {any} us");
+        } else {
+            assert!(mlx4 - any > 0.4, "{size} B: mlx4 {mlx4} us, BlueFlame without inline {any} us");
+        }
+    }
+}
+
+#[test]
+fn cqe_compression_never_lowers_message_rate() {
+    // On a slot narrower than the link (PCIe 3.0 x4 behind EDR, where Linux mlx5e turns
+    // compression on), receive completions share the bus with the data: mini CQEs leave
+    // more of it to the data. It never costs a lone message anything.
+    let dir = tmp("cqezip");
+    let x4 = ("lanes", "lanes = { value = 4, src = \"test: a x4 slot\" }");
+    variant(&dir, "cx5-edr-pcie3", &[x4], "x4.toml");
+    variant(&dir, "cx5-edr-pcie3", &[x4, ("cqe_compression", "cqe_compression = { value = 1, src = \"test\" }")], "x4zip.toml");
+    let r = run(&dir, &bandwidth_spec("send", "[64, 256, 1024, 4096, 65536]", &[("full", "x4.toml"), ("zip", "x4zip.toml")]));
+    let mut gained = false;
+    for &(size, full) in &r[0].points {
+        let zip = r[1].at(size).unwrap();
+        assert!(zip >= full, "{size} B: compressed {zip} MB/s < full CQEs {full} MB/s");
+        gained |= zip > full * 1.01;
+    }
+    assert!(gained, "compression changed nothing on a bus-bound receiver: {:?} vs {:?}", r[0].points, r[1].points);
+    let lat = run(&dir, &latency_spec("send", "[2, 1024]", &[("full", "x4.toml"), ("zip", "x4zip.toml")]));
+    for &(size, full) in &lat[0].points {
+        assert_eq!(lat[1].at(size).unwrap(), full, "{size} B: a lone message's completion is written whole");
+    }
+}

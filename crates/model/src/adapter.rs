@@ -6,6 +6,8 @@
 
 use crate::event::Ev;
 use crate::hw::bus::Bus;
+use crate::hw::cqe::RxCqes;
+use crate::hw::doorbell::post_path;
 use crate::hw::link::{LinkLayer, LinkSpec};
 use crate::profile::Profile;
 use crate::transport::packet::{ext_bytes, Kind, MsgMeta, Packet, Service, UlpKind};
@@ -155,6 +157,8 @@ pub struct Adapter {
     /// The link behind each adapter port (InfiniBand, or Ethernet on a VPI port): the one
     /// place a port's MTU is read.
     pub links: Vec<LinkSpec>,
+    /// Receive completions on their way to memory (CQE compression).
+    rx_cqes: RxCqes,
 }
 
 impl Adapter {
@@ -165,6 +169,7 @@ impl Adapter {
         // Trains small enough that every port keeps a train on the wire while the next ones
         // are fetched: prefetch depth / (4 x ports).
         let train_max = (prof.adapter.tx_depth as u64 / (4 * prof.adapter.ports as u64)).max(1);
+        let rx_cqes = RxCqes::new(prof.adapter.cqe_bytes, prof.adapter.cqe_compression);
         Adapter {
             index,
             bus: Bus::new(&prof.bus),
@@ -184,6 +189,7 @@ impl Adapter {
             stats: AdapterStats::default(),
             train_max,
             links,
+            rx_cqes,
         }
     }
 
@@ -223,8 +229,7 @@ impl Adapter {
         let wr = Wr { id: self.next_wr, op, bytes, meta, inline, datagrams: false };
         self.next_wr += 1;
         // BlueFlame: the WQE (with any inline data) goes with the doorbell.
-        let mmio = if a.blueflame { a.wqe_bytes + if inline { bytes.div_ceil(16) * 16 } else { 0 } } else { a.doorbell_bytes };
-        let arrive = self.bus.mmio_write(t, mmio);
+        let arrive = self.bus.mmio_write(t, post_path(a, inline, bytes).mmio_bytes);
         ctx.send_at(ctx.me(), arrive, Ev::Doorbell { qp, wr });
         t
     }
@@ -550,13 +555,15 @@ impl Adapter {
                 if pkt.service == Service::Ud && self.chan_ulp(pkt.meta.chan) == Some(UlpId::Sock) {
                     // Datagrams (IPoIB-UD, Ethernet frames): every packet is its own receive
                     // completion, even when the sender's adapter cut them from one LSO request.
-                    let cqe = self.bus.dma_write_behind(visible, cqe_bytes * pkt.count as u64);
+                    let cqe = self.bus.dma_write_behind(visible, self.rx_cqes.bytes(t, pkt.count as u64));
+                    self.rx_cqes.written(cqe);
                     let ev = UlpEv::Arrived { meta: pkt.meta, packets: pkt.count, bytes: pkt.payload, cqe: true };
                     ctx.send_at(ctx.me(), cqe, Ev::Ulp { ulp: UlpId::Sock, ev });
                 } else if (last || datagram_list) && pkt.meta.notify {
                     if op == Op::Send {
                         let cqes = if datagram_list { pkt.count as u64 } else { 1 };
-                        let cqe = self.bus.dma_write_behind(visible, cqe_bytes * cqes);
+                        let cqe = self.bus.dma_write_behind(visible, self.rx_cqes.bytes(t, cqes));
+                        self.rx_cqes.written(cqe);
                         self.arrived(cqe, pkt.meta, true, ctx);
                     } else {
                         self.arrived(visible, pkt.meta, false, ctx);
@@ -613,13 +620,17 @@ impl Adapter {
     /// BlueFlame it came with the doorbell).
     pub fn doorbell(&mut self, qp: u32, wr: Wr, ctx: &mut Ctx<'_, Ev>) {
         let a = &self.prof.adapter;
-        let fetched = if a.blueflame {
+        let path = post_path(a, wr.inline, wr.bytes);
+        let fetched = if wr.datagrams {
+            // A list of datagram WQEs behind one doorbell: all read from host memory.
+            let wqes = packets_for(wr.op, wr.bytes, self.links[self.qps[qp as usize].port as usize].mtu_bytes as u64);
+            let bf = if a.bf_buf_bytes.is_none() { a.blueflame } else { wqes == 1 && path.blueflame };
+            if bf { ctx.now() } else { self.bus.dma_read(ctx.now(), wqes * a.wqe_bytes) }
+        } else if path.blueflame {
             ctx.now()
         } else {
             // The WQE (with inline data, if any) is read from host memory.
-            let extra = if wr.inline { wr.bytes.div_ceil(16) * 16 } else { 0 };
-            let wqes = if wr.datagrams { packets_for(wr.op, wr.bytes, self.links[self.qps[qp as usize].port as usize].mtu_bytes as u64) } else { 1 };
-            self.bus.dma_read(ctx.now(), wqes * a.wqe_bytes + extra)
+            self.bus.dma_read(ctx.now(), path.fetch_bytes)
         };
         ctx.send_at(ctx.me(), fetched, Ev::WqeFetched { qp, wr });
     }

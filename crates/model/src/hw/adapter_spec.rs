@@ -37,6 +37,15 @@ pub struct AdapterSpec {
     /// arriving send finds its receive WQE on chip: the fetch still crosses the bus but is
     /// off the message's path (`rx_wqe_prefetch = 1`; default 0: fetched on arrival).
     pub rx_wqe_prefetch: bool,
+    /// The BlueFlame buffer, bytes (`bf->buf_size` of the verbs provider): with it, only a
+    /// single WQE that fits goes by BlueFlame, the rest ring a doorbell and are fetched
+    /// ([`crate::hw::doorbell`]). Optional: absent = `blueflame` applies to every WQE.
+    pub bf_buf_bytes: Option<u64>,
+    /// BlueFlame only for WQEs with inline data (mlx4). Optional, default 0.
+    pub bf_needs_inline: bool,
+    /// Receive completions written while an earlier one is on its way go as mini CQEs
+    /// ([`crate::hw::cqe`]). Optional, default 0.
+    pub cqe_compression: bool,
 }
 
 impl AdapterSpec {
@@ -61,6 +70,9 @@ impl AdapterSpec {
                 _ => return Err(t.err("blueflame", "expected 0 (doorbell only) or 1 (WQE written with the doorbell)")),
             },
             rx_wqe_prefetch: t.has("rx_wqe_prefetch") && t.param_u64("rx_wqe_prefetch", "flag", 0)? != 0,
+            bf_buf_bytes: if t.has("bf_buf_bytes") { Some(t.param_u64("bf_buf_bytes", "bytes", 64)?) } else { None },
+            bf_needs_inline: t.has("bf_needs_inline") && t.param_u64("bf_needs_inline", "flag", 0)? != 0,
+            cqe_compression: t.has("cqe_compression") && t.param_u64("cqe_compression", "flag", 0)? != 0,
         })
     }
 }

@@ -2,8 +2,10 @@
 
 pub mod adapter_spec;
 pub mod bus;
+pub mod cqe;
 pub mod cpu;
 pub mod cycles;
+pub mod doorbell;
 pub mod eth_spec;
 pub mod extender;
 pub mod link;
