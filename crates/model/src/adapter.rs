@@ -7,11 +7,12 @@
 use crate::event::Ev;
 use crate::hw::bus::Bus;
 use crate::hw::cqe::RxCqes;
-use crate::hw::doorbell::post_path;
+use crate::hw::doorbell::{inline_limit, post_path};
 use crate::hw::link::{LinkLayer, LinkSpec};
 use crate::profile::Profile;
 use crate::transport::packet::{ext_bytes, Kind, MsgMeta, Packet, Service, UlpKind};
 use crate::transport::qp::{packets_for, Active, Qp, RespJob, RespKind, Wr};
+use crate::transport::rq::{Admit, RecvQueues};
 use crate::ulp::{UlpEv, UlpId};
 use interlab_kernel::{ComponentId, Ctx, Time};
 use interlab_patterns::{Input, Message, Op};
@@ -159,6 +160,8 @@ pub struct Adapter {
     pub links: Vec<LinkSpec>,
     /// Receive completions on their way to memory (CQE compression).
     rx_cqes: RxCqes,
+    /// Receive queues (or the shared one) and RNR NAKs.
+    pub rqs: RecvQueues,
 }
 
 impl Adapter {
@@ -170,6 +173,8 @@ impl Adapter {
         // are fetched: prefetch depth / (4 x ports).
         let train_max = (prof.adapter.tx_depth as u64 / (4 * prof.adapter.ports as u64)).max(1);
         let rx_cqes = RxCqes::new(prof.adapter.cqe_bytes, prof.adapter.cqe_compression);
+        let a = &prof.adapter;
+        let rqs = RecvQueues::new(a.rq_wqes, a.srq, (a.rnr_timer_us * 1e6).round() as Time);
         Adapter {
             index,
             bus: Bus::new(&prof.bus),
@@ -190,6 +195,7 @@ impl Adapter {
             train_max,
             links,
             rx_cqes,
+            rqs,
         }
     }
 
@@ -225,11 +231,12 @@ impl Adapter {
     pub fn post_wr(&mut self, qp: u32, op: Op, bytes: u64, meta: MsgMeta, t: Time, ctx: &mut Ctx<'_, Ev>) -> Time {
         let t = t + ns(self.prof.host.post_ns);
         let a = &self.prof.adapter;
-        let inline = matches!(op, Op::Send | Op::RdmaWrite) && bytes <= a.inline_bytes;
+        let ulp = self.chans.get(&meta.chan).map_or(UlpId::Raw, |c| c.ulp);
+        let inline = matches!(op, Op::Send | Op::RdmaWrite) && bytes <= inline_limit(&self.prof, ulp, op);
         let wr = Wr { id: self.next_wr, op, bytes, meta, inline, datagrams: false };
         self.next_wr += 1;
         // BlueFlame: the WQE (with any inline data) goes with the doorbell.
-        let arrive = self.bus.mmio_write(t, post_path(a, inline, bytes).mmio_bytes);
+        let arrive = self.bus.mmio_write(t, post_path(a, op, inline, bytes).mmio_bytes);
         ctx.send_at(ctx.me(), arrive, Ev::Doorbell { qp, wr });
         t
     }
@@ -524,6 +531,14 @@ impl Adapter {
     /// A packet (train) reached one of the adapter's ports.
     pub fn receive(&mut self, pkt: Packet, ctx: &mut Ctx<'_, Ev>) {
         let now = ctx.now();
+        if let (Service::Rc, Kind::Data { op, first, .. }) = (pkt.service, pkt.kind) {
+            // A send needs a posted receive WQE; without one it comes again after an RNR
+            // NAK, and the queue pair's later packets with it.
+            if let Admit::Later(at) = self.rqs.admit(pkt.dst_qp as usize, op == Op::Send && first, now) {
+                ctx.send_at(ctx.me(), at, Ev::PktAtNode { port: 0, pkt });
+                return;
+            }
+        }
         // The adapter's costs this needs, copied out so `self` stays free to borrow.
         let (rx_packet_ns, wqe_bytes, cqe_bytes, prefetch) = {
             let a = &self.prof.adapter;
@@ -552,6 +567,11 @@ impl Adapter {
                 self.rx_engine_free = t;
                 let visible = if pkt.payload > 0 { self.bus.dma_write(t, pkt.payload) } else { t };
                 self.stats.payload_bytes_received += pkt.payload;
+                if op == Op::Send && last && pkt.service == Service::Rc {
+                    // The program takes the completion and posts the receive WQE again.
+                    let h = &self.prof.host;
+                    self.rqs.repost(q, visible + ns(h.poll_detect_ns + h.cqe_poll_ns + h.post_ns));
+                }
                 if pkt.service == Service::Ud && self.chan_ulp(pkt.meta.chan) == Some(UlpId::Sock) {
                     // Datagrams (IPoIB-UD, Ethernet frames): every packet is its own receive
                     // completion, even when the sender's adapter cut them from one LSO request.
@@ -620,7 +640,7 @@ impl Adapter {
     /// BlueFlame it came with the doorbell).
     pub fn doorbell(&mut self, qp: u32, wr: Wr, ctx: &mut Ctx<'_, Ev>) {
         let a = &self.prof.adapter;
-        let path = post_path(a, wr.inline, wr.bytes);
+        let path = post_path(a, wr.op, wr.inline, wr.bytes);
         let fetched = if wr.datagrams {
             // A list of datagram WQEs behind one doorbell: all read from host memory.
             let wqes = packets_for(wr.op, wr.bytes, self.links[self.qps[qp as usize].port as usize].mtu_bytes as u64);

@@ -29,8 +29,13 @@ pub struct AdapterSpec {
     pub rc_max_unacked_packets: u32,
     /// RC: outstanding RDMA reads/atomics per QP (initiator depth).
     pub max_rd_atomic: u32,
-    /// Largest send/write payload posted inline in the WQE, bytes (0: never).
+    /// Largest send/write payload posted inline in the WQE, bytes (0: never): the raw verbs
+    /// programs' RDMA writes, and every other request whose software has no limit of its
+    /// own ([`crate::hw::doorbell::inline_limit`]).
     pub inline_bytes: u64,
+    /// Largest send payload the raw verbs programs post inline, bytes. Optional: absent =
+    /// `inline_bytes`.
+    pub inline_send_bytes: Option<u64>,
     /// The CPU writes the whole WQE with the doorbell (BlueFlame): no WQE fetch by DMA.
     pub blueflame: bool,
     /// The adapter keeps the receive queue's next WQEs fetched ahead of arrivals, so an
@@ -46,6 +51,16 @@ pub struct AdapterSpec {
     /// Receive completions written while an earlier one is on its way go as mini CQEs
     /// ([`crate::hw::cqe`]). Optional, default 0.
     pub cqe_compression: bool,
+    /// Receive WQEs each queue pair's receive queue (or the shared one) holds posted; RC
+    /// sends beyond them meet RNR NAKs ([`crate::transport::rq`]). Optional: absent =
+    /// receives never run out.
+    pub rq_wqes: Option<u64>,
+    /// All queue pairs draw from one shared receive queue (SRQ) of `rq_wqes`. Optional,
+    /// default 0.
+    pub srq: bool,
+    /// RNR NAK timer: how long a requester waits before it sends a refused message again,
+    /// us. Required with `rq_wqes`.
+    pub rnr_timer_us: f64,
 }
 
 impl AdapterSpec {
@@ -64,6 +79,7 @@ impl AdapterSpec {
             rc_max_unacked_packets: t.param_u64("rc_max_unacked_packets", "packets", 1)? as u32,
             max_rd_atomic: t.param_u64("max_rd_atomic", "requests", 1)? as u32,
             inline_bytes: t.param_u64("inline_bytes", "bytes", 0)?,
+            inline_send_bytes: if t.has("inline_send_bytes") { Some(t.param_u64("inline_send_bytes", "bytes", 0)?) } else { None },
             blueflame: match t.param_u64("blueflame", "0 or 1", 0)? {
                 0 => false,
                 1 => true,
@@ -73,6 +89,9 @@ impl AdapterSpec {
             bf_buf_bytes: if t.has("bf_buf_bytes") { Some(t.param_u64("bf_buf_bytes", "bytes", 64)?) } else { None },
             bf_needs_inline: t.has("bf_needs_inline") && t.param_u64("bf_needs_inline", "flag", 0)? != 0,
             cqe_compression: t.has("cqe_compression") && t.param_u64("cqe_compression", "flag", 0)? != 0,
+            rq_wqes: if t.has("rq_wqes") { Some(t.param_u64("rq_wqes", "WQEs", 1)?) } else { None },
+            srq: t.has("srq") && t.param_u64("srq", "flag", 0)? != 0,
+            rnr_timer_us: if t.has("rq_wqes") || t.has("rnr_timer_us") { t.param("rnr_timer_us", "us")? } else { 0.0 },
         })
     }
 }

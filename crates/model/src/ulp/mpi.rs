@@ -54,6 +54,9 @@ pub struct MpiSpec {
     /// Work requests the library keeps on one RC send queue; more wait in its backlog until
     /// completions free slots. 0 = unlimited.
     pub sq_depth_wqes: u64,
+    /// Largest payload (header included) the library posts inline, bytes. Optional: absent
+    /// = the adapter's `inline_bytes`.
+    pub inline_bytes: Option<u64>,
 }
 
 impl MpiSpec {
@@ -72,6 +75,7 @@ impl MpiSpec {
             ud_zcopy_qps: opt_u64(t, "ud_zcopy_qps", "QPs", 1, 64)?,
             ud_zcopy_rq_size: opt_u64(t, "ud_zcopy_rq_size", "receives", 1, 4096)?,
             sq_depth_wqes: opt_u64(t, "sq_depth_wqes", "work requests", 0, 0)?,
+            inline_bytes: if t.has("inline_bytes") { Some(t.param_u64("inline_bytes", "bytes", 0)?) } else { None },
         })
     }
 

@@ -114,6 +114,9 @@ pub struct StackSpec {
     /// Kernel work per TCP connection-handshake segment at each end (SYN, SYN-ACK, ACK:
     /// socket and request-queue handling beyond ordinary segment input), us.
     pub tcp_handshake_us: f64,
+    /// Largest payload the socket drivers (IPoIB, SDP) post inline, bytes. Optional:
+    /// absent = the adapter's `inline_bytes`.
+    pub inline_bytes: Option<u64>,
 }
 
 impl StackSpec {
@@ -164,6 +167,7 @@ impl StackSpec {
             hca_cmd_us: t.param("hca_cmd_us", "us")?,
             mad_us: clock.cost(t, "mad_us")?,
             tcp_handshake_us: clock.cost(t, "tcp_handshake_us")?,
+            inline_bytes: if t.has("inline_bytes") { Some(t.param_u64("inline_bytes", "bytes", 0)?) } else { None },
         };
         for (key, v) in [("copy_mbytes_per_s", s.copy_mbytes_per_s), ("mem_copy_mbytes_per_s", s.mem_copy_mbytes_per_s), ("csum_mbytes_per_s", s.csum_mbytes_per_s)] {
             if v <= 0.0 {
