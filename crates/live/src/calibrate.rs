@@ -526,6 +526,8 @@ const ALTERNATIVE_KEYS: &[(&str, &str, &str)] = &[
     ("stack", "reg_page_ns", "reg_page_cycles"),
     ("stack", "mad_us", "mad_cycles"),
     ("stack", "tcp_handshake_us", "tcp_handshake_cycles"),
+    ("eth", "tx_ns", "tx_cycles"),
+    ("eth", "rx_ns", "rx_cycles"),
 ];
 
 /// Rewrites profile text: `[profile]` id and description, and every entry (replacing the

@@ -162,6 +162,8 @@ pub struct Adapter {
     rx_cqes: RxCqes,
     /// Receive queues (or the shared one) and RNR NAKs.
     pub rqs: RecvQueues,
+    /// The profile sets an inline limit per software (else `inline_bytes` for all).
+    inline_by_software: bool,
 }
 
 impl Adapter {
@@ -175,6 +177,9 @@ impl Adapter {
         let rx_cqes = RxCqes::new(prof.adapter.cqe_bytes, prof.adapter.cqe_compression);
         let a = &prof.adapter;
         let rqs = RecvQueues::new(a.rq_wqes, a.srq, (a.rnr_timer_us * 1e6).round() as Time);
+        let inline_by_software = a.inline_send_bytes.is_some()
+            || prof.mpi.as_ref().is_some_and(|m| m.inline_bytes.is_some())
+            || prof.stack.as_ref().is_some_and(|s| s.inline_bytes.is_some());
         Adapter {
             index,
             bus: Bus::new(&prof.bus),
@@ -196,6 +201,7 @@ impl Adapter {
             links,
             rx_cqes,
             rqs,
+            inline_by_software,
         }
     }
 
@@ -231,8 +237,13 @@ impl Adapter {
     pub fn post_wr(&mut self, qp: u32, op: Op, bytes: u64, meta: MsgMeta, t: Time, ctx: &mut Ctx<'_, Ev>) -> Time {
         let t = t + ns(self.prof.host.post_ns);
         let a = &self.prof.adapter;
-        let ulp = self.chans.get(&meta.chan).map_or(UlpId::Raw, |c| c.ulp);
-        let inline = matches!(op, Op::Send | Op::RdmaWrite) && bytes <= inline_limit(&self.prof, ulp, op);
+        let inline = matches!(op, Op::Send | Op::RdmaWrite)
+            && bytes <= if self.inline_by_software {
+                let ulp = self.chans.get(&meta.chan).map_or(UlpId::Raw, |c| c.ulp);
+                inline_limit(&self.prof, ulp, op)
+            } else {
+                a.inline_bytes
+            };
         let wr = Wr { id: self.next_wr, op, bytes, meta, inline, datagrams: false };
         self.next_wr += 1;
         // BlueFlame: the WQE (with any inline data) goes with the doorbell.

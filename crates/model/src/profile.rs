@@ -85,7 +85,14 @@ impl Profile {
         } else {
             None
         };
-        let eth = if t.has("eth") { Some(section!("eth", EthSpec)) } else { None };
+        let eth = if t.has("eth") {
+            let mut s = t.table("eth")?;
+            let v = EthSpec::from_table(&mut s, &host.clock())?;
+            s.finish()?;
+            Some(v)
+        } else {
+            None
+        };
         if let Some(e) = &eth {
             if e.port as u32 >= adapter.ports {
                 return Err(ParamError {

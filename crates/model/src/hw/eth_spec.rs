@@ -1,6 +1,7 @@
 //! An Ethernet port of a VPI adapter (profile section `[eth]`): the 10GigE link, its driver's
 //! per-frame host costs and its receive interrupt coalescing, static or adaptive.
 
+use crate::hw::cycles::HostClock;
 use crate::hw::link::LinkSpec;
 use crate::params::{ParamError, Table};
 
@@ -33,15 +34,16 @@ pub struct EthSpec {
 }
 
 impl EthSpec {
-    /// Reads `[eth]`.
-    pub fn from_table(t: &mut Table) -> Result<Self, ParamError> {
+    /// Reads `[eth]` of a host whose clock is `clock` (the driver costs may be given in
+    /// cycles: `tx_cycles`, `rx_cycles`).
+    pub fn from_table(t: &mut Table, clock: &HostClock) -> Result<Self, ParamError> {
         let port = t.param_u64("port", "port", 1)?;
         let link = LinkSpec::read(t, 576)?;
         let s = EthSpec {
             port: (port - 1) as u8,
             link,
-            tx_ns: t.param("tx_ns", "ns")?,
-            rx_ns: t.param("rx_ns", "ns")?,
+            tx_ns: clock.cost(t, "tx_ns")?,
+            rx_ns: clock.cost(t, "rx_ns")?,
             rx_usecs: t.param("rx_usecs", "us")?,
             aic_low_pps: t.param("aic_low_pps", "packets/s")?,
             aic_high_pps: t.param("aic_high_pps", "packets/s")?,
