@@ -304,3 +304,27 @@ fn releasing_ipoib_buffers_in_the_receiving_process_relieves_the_interrupt_core(
     assert!(b.value > a.value * 1.2, "8 streams: {:.0} MB/s split vs {:.0} on the interrupt core", b.value, a.value);
     assert_eq!(b.bytes_sent, b.bytes_received);
 }
+
+#[test]
+fn a_lone_process_woken_on_the_interrupt_core_shares_it_and_eight_pinned_streams_do_not() {
+    // Affine wake-ups (Linux wake_affine): the softirq wakes a node's only socket process on
+    // the interrupt core, so one stream's driver, TCP and copy work share a core and it
+    // carries less; with a process on every core nothing moves. A ping-pong is serial
+    // either way. (Off in the r805 profile: see docs/model.md, "Affine wake-ups".)
+    let p = Profile::load("r805-connectx-ddr").unwrap();
+    assert!(!p.stack.as_ref().unwrap().wake_affine);
+    let mut affine = p.clone();
+    affine.stack.as_mut().unwrap().wake_affine = true;
+    for stack in [ud(true, true), SockStack::new(SockKind::IpoibRc), SockStack::sdp_bc()] {
+        let (own, shared) = (run_on(p.clone(), stack, PatternKind::Bandwidth, 65536, 1), run_on(affine.clone(), stack, PatternKind::Bandwidth, 65536, 1));
+        // TCP's per-packet receive work competes with the copy; SDP's per-message work is
+        // small enough that its stream is bound elsewhere, but never gains.
+        let tcp = stack.kind != SockKind::Sdp;
+        assert!(shared.value < own.value || (!tcp && shared.value <= own.value), "{}: one stream {:.0} MB/s on the interrupt core vs {:.0} on its own", stack.describe(), shared.value, own.value);
+        assert_eq!(shared.bytes_sent, shared.bytes_received);
+        let (own, shared) = (run_on(p.clone(), stack, PatternKind::Latency, 1, 1), run_on(affine.clone(), stack, PatternKind::Latency, 1, 1));
+        assert!((own.value - shared.value).abs() < 0.01 * own.value, "{}: latency {:.2} vs {:.2} us", stack.describe(), own.value, shared.value);
+    }
+    let (own, shared) = (run_on(p, ud(true, true), PatternKind::Bandwidth, 65536, 8), run_on(affine, ud(true, true), PatternKind::Bandwidth, 65536, 8));
+    assert_eq!(own.value, shared.value, "eight pinned streams");
+}
