@@ -247,8 +247,8 @@ impl Adapter {
         let wr = Wr { id: self.next_wr, op, bytes, meta, inline, datagrams: false };
         self.next_wr += 1;
         // BlueFlame: the WQE (with any inline data) goes with the doorbell.
-        let arrive = self.bus.mmio_write(t, post_path(a, op, inline, bytes).mmio_bytes);
-        ctx.send_at(ctx.me(), arrive, Ev::Doorbell { qp, wr });
+        let mmio = post_path(a, op, inline, bytes).mmio_bytes;
+        ctx.send_at(ctx.me(), t, Ev::DoorbellWrite { qp, wr, bytes: mmio });
         t
     }
 
@@ -261,9 +261,18 @@ impl Adapter {
         let t = t + n * ns(self.prof.host.post_ns);
         let wr = Wr { id: self.next_wr, op: Op::Send, bytes, meta, inline: false, datagrams: true };
         self.next_wr += 1;
-        let arrive = self.bus.mmio_write(t, self.prof.adapter.doorbell_bytes);
-        ctx.send_at(ctx.me(), arrive, Ev::Doorbell { qp, wr });
+        ctx.send_at(ctx.me(), t, Ev::DoorbellWrite { qp, wr, bytes: self.prof.adapter.doorbell_bytes });
         t
+    }
+
+    /// The CPU writes a doorbell of `bytes` for `wr` now. A post is computed when its CPU
+    /// work starts, often ahead of the simulation (a loop of posts in one CPU slot); booking
+    /// the write on the bus only when the CPU gets there keeps later posts from fencing off
+    /// the link ahead of transfers that come first (a transfer takes one idle gap, so
+    /// doorbells booked ahead every microsecond would leave no gap for a 2 KiB payload read).
+    pub fn doorbell_write(&mut self, qp: u32, wr: Wr, bytes: u64, ctx: &mut Ctx<'_, Ev>) {
+        let arrive = self.bus.mmio_write(ctx.now(), bytes);
+        ctx.send_at(ctx.me(), arrive, Ev::Doorbell { qp, wr });
     }
 
     /// Posts the work requests carrying `m`, starting on the CPU at `t`; returns when the CPU is done.

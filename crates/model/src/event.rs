@@ -19,6 +19,9 @@ pub enum Ev {
     Notify { proc: u16, input: Input, cqe: bool },
     /// Something for upper-layer protocol `ulp` (an arrival, a local completion, a timer).
     Ulp { ulp: UlpId, ev: UlpEv },
+    /// The CPU writes the doorbell (or BlueFlame WQE) of `wr`, `bytes` long, now: the write
+    /// takes the bus when the CPU gets there, not when the post was computed.
+    DoorbellWrite { qp: u32, wr: Wr, bytes: u64 },
     /// A doorbell write reached the adapter.
     Doorbell { qp: u32, wr: Wr },
     /// The adapter has fetched the work request.

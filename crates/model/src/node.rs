@@ -187,6 +187,7 @@ impl Component<Ev> for Node {
                 self.ulps.handle(ulp, &mut h, ev);
             }
             Ev::Doorbell { qp, wr } => self.adapter.doorbell(qp, wr, ctx),
+            Ev::DoorbellWrite { qp, wr, bytes } => self.adapter.doorbell_write(qp, wr, bytes, ctx),
             Ev::WqeFetched { qp, wr } => self.adapter.wqe_fetched(qp, wr, ctx),
             Ev::RespReady { qp, job } => self.adapter.resp_ready(qp, job, ctx),
             Ev::TxSlot { packets } => self.adapter.tx_slot(packets, ctx),

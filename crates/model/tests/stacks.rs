@@ -40,9 +40,10 @@ fn lso_moves_segmentation_to_the_adapter() {
     p.stack.as_mut().unwrap().gso = false;
     let (off, on) = (run_on(p.clone(), ud(true, false), PatternKind::Bandwidth, 65536, 1), run_on(p, ud(true, true), PatternKind::Bandwidth, 65536, 1));
     assert!(on.value > off.value * 1.2, "LSO {:.0} vs {:.0} MB/s", on.value, off.value);
-    // With GSO the host only cuts packets below TCP: one stream gains little from LSO.
+    // With GSO the host only cuts packets below TCP: one stream gains or loses little by
+    // LSO (the study's best single stream is LRO without LSO).
     let (off, on) = (run(ud(true, false), PatternKind::Bandwidth, 65536, 1), run(ud(true, true), PatternKind::Bandwidth, 65536, 1));
-    assert!(on.value > off.value && on.value < off.value * 1.2, "with GSO: LSO {:.0} vs {:.0} MB/s", on.value, off.value);
+    assert!((on.value - off.value).abs() < off.value * 0.2, "with GSO: LSO {:.0} vs {:.0} MB/s", on.value, off.value);
 }
 
 #[test]
@@ -301,6 +302,42 @@ fn releasing_ipoib_buffers_in_the_receiving_process_relieves_the_interrupt_core(
     let (a, b) = (run_on(p.clone(), ud(true, true), PatternKind::Latency, 1, 1), run_on(split.clone(), ud(true, true), PatternKind::Latency, 1, 1));
     assert!((a.value - b.value).abs() < 0.01 * a.value, "latency {:.2} us vs {:.2} us split", a.value, b.value);
     let (a, b) = (run_on(p, ud(true, true), PatternKind::Bandwidth, 65536, 8), run_on(split, ud(true, true), PatternKind::Bandwidth, 65536, 8));
-    assert!(b.value > a.value * 1.2, "8 streams: {:.0} MB/s split vs {:.0} on the interrupt core", b.value, a.value);
+    assert!(b.value > a.value * 1.1, "8 streams: {:.0} MB/s split vs {:.0} on the interrupt core", b.value, a.value);
     assert_eq!(b.bytes_sent, b.bytes_received);
+}
+
+#[test]
+fn a_lone_process_woken_on_the_interrupt_core_shares_it_and_eight_pinned_streams_do_not() {
+    // Affine wake-ups (Linux wake_affine): the softirq wakes a node's only socket process on
+    // the interrupt core, so one stream's driver, TCP and copy work share a core and it
+    // carries less; with a process on every core nothing moves. A ping-pong is serial
+    // either way. (On in the r805 profile: see docs/model.md, "Affine wake-ups".)
+    let affine = Profile::load("r805-connectx-ddr").unwrap();
+    assert!(affine.stack.as_ref().unwrap().wake_affine);
+    let mut p = affine.clone();
+    p.stack.as_mut().unwrap().wake_affine = false;
+    for stack in [ud(true, true), SockStack::new(SockKind::IpoibRc), SockStack::sdp_bc()] {
+        let (own, shared) = (run_on(p.clone(), stack, PatternKind::Bandwidth, 65536, 1), run_on(affine.clone(), stack, PatternKind::Bandwidth, 65536, 1));
+        // TCP's per-packet receive work competes with the copy; SDP's per-message work is
+        // small enough that its stream is bound elsewhere, but never gains.
+        let tcp = stack.kind != SockKind::Sdp;
+        assert!(shared.value < own.value || (!tcp && shared.value <= own.value), "{}: one stream {:.0} MB/s on the interrupt core vs {:.0} on its own", stack.describe(), shared.value, own.value);
+        assert_eq!(shared.bytes_sent, shared.bytes_received);
+        let (own, shared) = (run_on(p.clone(), stack, PatternKind::Latency, 1, 1), run_on(affine.clone(), stack, PatternKind::Latency, 1, 1));
+        assert!((own.value - shared.value).abs() < 0.01 * own.value, "{}: latency {:.2} vs {:.2} us", stack.describe(), own.value, shared.value);
+    }
+    let (own, shared) = (run_on(p, ud(true, true), PatternKind::Bandwidth, 65536, 8), run_on(affine, ud(true, true), PatternKind::Bandwidth, 65536, 8));
+    assert_eq!(own.value, shared.value, "eight pinned streams");
+}
+
+#[test]
+fn doorbells_take_the_bus_when_written_so_a_burst_of_posts_does_not_fence_off_payload_reads() {
+    // Software segmentation posts a 64 KiB segment as 32 one-packet sends, one every
+    // microsecond or so, all computed in one CPU slot. Booked on the bus when the CPU
+    // writes them, the doorbells leave the payload reads room and the packets leave at the
+    // wire rate, so a large message without LSO is about as fast as with it (booked ahead,
+    // the 0.9 us gaps between them could hold no 2 KiB read: GSO was 9 % slower at 1 MiB).
+    let gso = run(ud(true, false), PatternKind::Latency, 1 << 20, 1);
+    let lso = run(ud(true, true), PatternKind::Latency, 1 << 20, 1);
+    assert!(gso.value < lso.value * 1.03, "1 MiB: GSO {:.0} us vs LSO {:.0} us", gso.value, lso.value);
 }

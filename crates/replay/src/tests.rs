@@ -293,7 +293,7 @@ fn offloads_raise_wips_when_the_web_tier_binds_and_not_when_the_database_does() 
     let ratio = off.throughput() / ud.throughput();
     let (net_off, net_ud) = (per(&off, off.tier_net_busy_s[1]), per(&ud, ud.tier_net_busy_s[1]));
     let own = per(&ud, ud.tier_busy_s[1] - ud.tier_net_busy_s[1]);
-    assert!(net_ud > net_off * 1.3, "web network CPU per interaction: no offload {net_ud:.0} us, LRO+LSO {net_off:.0} us");
+    assert!(net_ud > net_off * 1.2, "web network CPU per interaction: no offload {net_ud:.0} us, LRO+LSO {net_off:.0} us");
     // The WIPS ratio is the ratio of the bottleneck's CPU per interaction.
     let predicted = (own + net_ud) / (own + net_off);
     assert!(ratio > 1.05 && (ratio / predicted - 1.0).abs() < 0.04, "WIPS ratio {ratio:.3}, from the web tier's CPU per interaction {predicted:.3}");
@@ -303,7 +303,7 @@ fn offloads_raise_wips_when_the_web_tier_binds_and_not_when_the_database_does() 
     assert!(off.tier_util[3] > 0.95 && off.tier_util[1] < 0.5, "database-bound: {:?}", off.tier_util);
     let ratio = off.throughput() / ud.throughput();
     assert!((ratio - 1.0).abs() < 0.03, "database-bound WIPS ratio {ratio:.3}");
-    assert!(per(&ud, ud.tier_net_busy_s[1]) > 1.3 * per(&off, off.tier_net_busy_s[1]));
+    assert!(per(&ud, ud.tier_net_busy_s[1]) > 1.2 * per(&off, off.tier_net_busy_s[1]));
 }
 
 #[test]

@@ -300,6 +300,11 @@ pub struct RxQueue {
 pub struct Sockets {
     pub queues: [RxQueue; 2],
     ends: BTreeMap<u32, SockEnd>,
+    /// Every socket end here belongs to one process (set at start).
+    lone_proc: bool,
+    /// When the application's own work last ended, ps: whether it sleeps when it shares
+    /// the interrupt core (affine wake-ups), where the core's clock cannot tell.
+    app_until: Time,
 }
 
 /// A socket transport: what a stack does when the application sends, when its
@@ -355,9 +360,38 @@ impl Sockets {
         self.ends.get_mut(&chan).expect("socket channel")
     }
 
-    /// The application core of channel `chan`'s end here.
+    /// The core channel `chan`'s application runs on when the stack wakes it: its own, or
+    /// with affine wake-ups (`[stack] wake_affine`) the interrupt core when it is the
+    /// node's only socket process (the scheduler pulls a task woken from the softirq to
+    /// the waking CPU when that CPU runs nothing else: Linux `wake_affine`).
     fn app_core<H: UlpHost>(&self, h: &H, chan: u32) -> usize {
+        if self.shares_irq_core(h) {
+            return irq_core(h);
+        }
         h.proc_core(self.ends[&chan].proc)
+    }
+
+    /// Whether the application of `chan` sleeps (blocked in recv() or send()) at `t`, so
+    /// the stack must wake it: its core has nothing left to do; or, when it shares the
+    /// interrupt core, its own last work had ended when the completion reached the host
+    /// (the interrupt work then waits for the core, but a process that was still running
+    /// finds the data before it sleeps).
+    fn app_asleep<H: UlpHost>(&self, h: &H, chan: u32, t: Time) -> bool {
+        if self.shares_irq_core(h) {
+            return self.app_until <= h.now().min(t);
+        }
+        h.core_free_at(self.app_core(h, chan)) <= t
+    }
+
+    /// The application's work ran until `end`.
+    fn app_ran(&mut self, end: Time) -> Time {
+        self.app_until = self.app_until.max(end);
+        end
+    }
+
+    /// The node's application runs on the interrupt core (affine wake-ups of a lone process).
+    fn shares_irq_core<H: UlpHost>(&self, h: &H) -> bool {
+        self.lone_proc && stack(h).wake_affine
     }
 
     /// When a completion of `packets` packets arriving at `t` on queue `q` is handled, and the
@@ -420,8 +454,9 @@ impl Sockets {
         let proc = end.proc;
         let core = self.app_core(h, chan);
         let st = stack(h).clone();
-        h.on_cpu(core, t, |h, start| {
-            let idle = wake && h.core_free_at(core) <= t;
+        let asleep = wake && self.app_asleep(h, chan, t);
+        let end = h.on_cpu(core, t, |h, start| {
+            let idle = asleep;
             let mut c = start + ns(st.syscall_ns) + if idle { ns(st.wakeup_ns) } else { 0 };
             if copy {
                 // Out of buffers the adapter wrote (its DMA left them in memory, not in the
@@ -454,7 +489,8 @@ impl Sockets {
                 c = self.deliver(h, proc, Input::Arrived { chan, bytes, tag }, c);
             }
             self.after_read(h, chan, c)
-        })
+        });
+        self.app_ran(end)
     }
 
     fn after_read<H: UlpHost>(&mut self, h: &mut H, chan: u32, t: Time) -> Time {
@@ -470,10 +506,11 @@ impl Ulp for Sockets {
 
     /// The application sends `m` at CPU time `t` on its core; returns when the CPU is done.
     fn send<H: UlpHost>(&mut self, h: &mut H, m: Message, t: Time) -> Time {
-        match self.end_mut(m.chan).stack.kind {
+        let end = match self.end_mut(m.chan).stack.kind {
             SockKind::Sdp => sdp::Sdp::send(self, h, m, t),
             SockKind::IpoibUd | SockKind::IpoibRc | SockKind::Eth => tcp::Tcp::send(self, h, m, t),
-        }
+        };
+        self.app_ran(end)
     }
 
     fn handle<H: UlpHost>(&mut self, h: &mut H, ev: UlpEv) {
@@ -502,6 +539,9 @@ impl Ulp for Sockets {
     }
 
     fn start<H: UlpHost>(&mut self, h: &mut H) {
+        let mut procs = self.ends.values().map(|e| e.proc);
+        let first = procs.next();
+        self.lone_proc = first.is_some() && procs.all(|p| Some(p) == first);
         let chans: Vec<(u32, SockKind)> = self.ends.iter().map(|(&c, e)| (c, e.stack.kind)).collect();
         for (chan, kind) in chans {
             match kind {

@@ -40,6 +40,11 @@ pub struct StackSpec {
     pub gso: bool,
     /// Waking a process blocked in recv() or send() and switching to it, ns.
     pub wakeup_ns: f64,
+    /// Affine wake-ups: a node's lone socket process, woken by the receive softirq on the
+    /// interrupt core while that core runs no other process, is moved there by the
+    /// scheduler (Linux `wake_affine`), so its stack and copy work share the interrupt
+    /// core; with a process on every core each stays on its own. Optional, default off.
+    pub wake_affine: bool,
     /// TCP input runs in the receiving process's context when it waits in recv() (Linux
     /// prequeue): the interrupt core does only driver work, the application's core the
     /// TCP input and acknowledgements. Off: all of it on the interrupt core.
@@ -137,6 +142,7 @@ impl StackSpec {
             gso: t.has("gso") && t.param_u64("gso", "flag", 0)? != 0,
             sdp_recv_polls: if t.has("sdp_recv_polls") { t.param_u64("sdp_recv_polls", "polls", 0)? } else { 0 },
             wakeup_ns: clock.cost(t, "wakeup_ns")?,
+            wake_affine: t.has("wake_affine") && t.param_u64("wake_affine", "flag", 0)? != 0,
             prequeue: t.param_u64("prequeue", "flag", 0)? != 0,
             tcp_tx_ns: clock.cost(t, "tcp_tx_ns")?,
             tcp_rx_ns: clock.cost(t, "tcp_rx_ns")?,

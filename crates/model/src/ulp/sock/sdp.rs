@@ -135,10 +135,11 @@ impl Sdp {
         end.owed += 1;
         if end.owed * 2 >= st.sdp_rx_buffers {
             let core = s.app_core(h, chan);
-            h.on_cpu(core, app, |h, a| {
+            let end = h.on_cpu(core, app, |h, a| {
                 let a = a + ns(st.sdp_tx_ns);
                 Sdp::post(s, h, chan, Post { op: Op::Send, bytes: st.sdp_header_bytes, msg: SdpMsg::Credit, tag: 0, size: 0, notify: true }, a)
             });
+            s.app_ran(end);
         }
     }
 
@@ -179,7 +180,8 @@ impl Sdp {
             return a;
         }
         let core = s.app_core(h, chan);
-        h.on_cpu(core, a, |h, a| Sdp::post_sink(s, h, chan, a))
+        let end = h.on_cpu(core, a, |h, a| Sdp::post_sink(s, h, chan, a));
+        s.app_ran(end)
     }
 
     /// The application's blocked send() resumes at `t`: start the next queued send then.
@@ -236,6 +238,7 @@ impl Transport for Sdp {
                     s.end_mut(chan).credits += meta.msg_id;
                     Sdp::drain(s, h, chan, t)
                 });
+                s.app_ran(t);
                 Sdp::data_in(s, h, chan, meta, bytes, t, false);
                 return;
             }
@@ -277,12 +280,13 @@ impl Transport for Sdp {
                     // The application (woken in recv()) registers its buffer and reads.
                     let core = s.app_core(h, chan);
                     let qp = s.end_mut(chan).qp;
-                    h.on_cpu(core, t, |h, a| {
-                        let idle = h.core_free_at(core) <= t;
-                        let a = a + ns(st.syscall_ns) + if idle { ns(st.wakeup_ns) } else { 0 } + st.reg_ps(meta.bytes);
+                    let asleep = s.app_asleep(h, chan, t);
+                    let end = h.on_cpu(core, t, |h, a| {
+                        let a = a + ns(st.syscall_ns) + if asleep { ns(st.wakeup_ns) } else { 0 } + st.reg_ps(meta.bytes);
                         let rmeta = MsgMeta { ulp: UlpKind::Sdp(SdpMsg::ZcRead), msg_id: 0, ..meta };
                         h.post(qp, Op::RdmaRead, meta.bytes, rmeta, a)
                     });
+                    s.app_ran(end);
                     t
                 }
                 SdpMsg::RdCompl => {
@@ -308,10 +312,11 @@ impl Transport for Sdp {
             UlpKind::Sdp(SdpMsg::ZcRead) => {
                 // Receiver: the data is in the user's buffer; tell the sender, return.
                 let app = s.app_core(h, chan);
-                h.on_cpu(app, t, |h, a| {
+                let end = h.on_cpu(app, t, |h, a| {
                     let a = a + ns(st.wakeup_ns + st.sdp_tx_ns);
                     Sdp::post(s, h, chan, Post { op: Op::Send, bytes: st.sdp_header_bytes + 4, msg: SdpMsg::RdCompl, tag: meta.tag, size: meta.bytes, notify: true }, a)
                 });
+                s.app_ran(end);
                 let end = s.end_mut(chan);
                 end.rcv += meta.bytes;
                 end.rx_msg = (meta.tag, meta.bytes);
@@ -326,12 +331,14 @@ impl Transport for Sdp {
     /// [`Sdp::kick_at`] set).
     fn timer<H: UlpHost>(s: &mut Sockets, h: &mut H, chan: u32, _seq: u64) {
         let core = s.app_core(h, chan);
-        h.on_cpu(core, h.now(), |h, t| Sdp::next(s, h, chan, t));
+        let end = h.on_cpu(core, h.now(), |h, t| Sdp::next(s, h, chan, t));
+        s.app_ran(end);
     }
 
     /// Posts the first SinkAvail of an end whose application starts in recv().
     fn start<H: UlpHost>(s: &mut Sockets, h: &mut H, chan: u32) {
         let core = s.app_core(h, chan);
-        h.on_cpu(core, h.now(), |h, t| Sdp::post_sink(s, h, chan, t));
+        let end = h.on_cpu(core, h.now(), |h, t| Sdp::post_sink(s, h, chan, t));
+        s.app_ran(end);
     }
 }
