@@ -455,6 +455,33 @@ fn strict_servlet_site_is_driven_with_zero_errors_by_url_and_by_cookie_sessions(
 }
 
 #[test]
+fn product_detail_to_product_detail_picks_from_the_page_before_on_a_site_whose_product_page_links_no_product() {
+    // TPC-W's Product Detail -> Product Detail transition is <CURL>: the user goes back and
+    // picks another item; the strict site's Product Detail page (as the servlet kits')
+    // links to no other product, so the browser must pick from the page that led to it.
+    let d = tmpdir("strict-curl");
+    let db = d.join("b.sqlite");
+    let bs = Bookstore::start(&["--db", db.to_str().unwrap()], &["--strict", "--strict-sessions", "cookie"]);
+    let trace = d.join("t.jsonl");
+    let json_out = d.join("r.json");
+    let o = drive(
+        &format!("{}tpcw/", bs.url),
+        &["--site", "servlet", "--items", "1000", "--customers", "2880", "--browsers", "4", "--duration", "8s", "--ramp-up", "1s", "--mix", "browsing", "--trace", trace.to_str().unwrap(), "--json", json_out.to_str().unwrap()],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    check_report(&json(&json_out), "browsing");
+    // Consecutive Product Detail pages of one browser's session, each a product page.
+    let recs = jsonl(&trace);
+    let page = |r: &serde_json::Value| (r["eb"].as_u64(), r["session"].as_u64(), r["seq"].as_u64().unwrap_or(0), r["interaction"].as_str().unwrap_or("").to_string());
+    let mut pages: Vec<_> = recs.iter().filter(|r| r["kind"] == "page").map(page).collect();
+    pages.sort();
+    let pairs = pages.windows(2).filter(|w| w[0].0 == w[1].0 && w[0].1 == w[1].1 && w[1].2 == w[0].2 + 1 && w[0].3 == "PROD" && w[1].3 == "PROD").count();
+    assert!(pairs >= 1, "no Product Detail -> Product Detail transition in {} pages", pages.len());
+    bs.stop();
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
 fn profile_of_the_bookstore_writes_a_trace_that_replay_takes() {
     let d = tmpdir("profile");
     let db = d.join("b.sqlite");

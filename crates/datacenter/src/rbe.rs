@@ -603,6 +603,7 @@ struct Eb<'a> {
 }
 
 /// A page the browser holds: which interaction, where it came from, what it has.
+#[derive(Clone)]
 struct Seen {
     i: Interaction,
     url: Uri,
@@ -716,13 +717,20 @@ impl<'a> Eb<'a> {
             let started = sh.start.elapsed();
             let mut state = Interaction::Home;
             let mut prev: Option<Seen> = None;
+            // The page that led to the current run of Product Detail pages: TPC-W's Product
+            // Detail -> Product Detail transition is a <CURL> one (Clause 1.1 chart, Clause
+            // 2.14): the user goes back and picks another item on that page, as the
+            // UW-Madison RBE does (EBWProdCURLTrans); a Product Detail page need not link to
+            // another product.
+            let mut curl: Option<Seen> = None;
             loop {
                 if sh.stopped() {
                     break 'sessions;
                 }
                 self.seq += 1;
                 let c0 = thread_cpu_ns();
-                let r = self.interaction(state, prev.as_ref(), sh);
+                let from = if state == Interaction::ProductDetail && prev.as_ref().is_some_and(|p| p.i == Interaction::ProductDetail) { curl.as_ref() } else { prev.as_ref() };
+                let r = self.interaction(state, from, sh);
                 let cpu = thread_cpu_ns().saturating_sub(c0);
                 let think = think_time(&mut self.rng, self.cfg.think_mean());
                 let keep = self.seq > self.cfg.trace_skip;
@@ -737,6 +745,9 @@ impl<'a> Eb<'a> {
                         let n = sh.done.fetch_add(1, Ordering::Relaxed) + 1;
                         if let (Some(w), true) = (&self.cfg.trace, keep) {
                             w.write(&self.record(state, &done, None, Some(think), cpu, sh));
+                        }
+                        if state == Interaction::ProductDetail && prev.as_ref().is_some_and(|p| p.i != Interaction::ProductDetail) {
+                            curl = prev.take();
                         }
                         prev = done.seen.take();
                         if self.cfg.max_interactions.is_some_and(|m| n >= m) {
@@ -1028,9 +1039,14 @@ impl<'a> Eb<'a> {
                 Self::submit(&f, action, fields)
             }
             AdminConfirm => {
-                // Only the new cost: the image fields keep what the form shows.
+                // The new cost; the new image and thumbnail keep what the form shows, or,
+                // where it leaves them empty, a random item's (the profile's naming).
                 let (f, action) = form(i)?;
                 let mut fields = f.fields.clone();
+                let id = 1 + self.rng.below(self.items.max(1));
+                for (name, v) in admin_images(&f, site, id).map_err(missing)? {
+                    set(&mut fields, &name, &v);
+                }
                 let cost_f = fld("new_cost");
                 if !f.has(&cost_f) {
                     return Err(missing(format!("the admin form has no {cost_f} field")));
@@ -1230,9 +1246,36 @@ fn absorb(r: &Response, web: &mut TierTrace, below: &mut Vec<TierTrace>) {
     }
 }
 
+/// The new image and thumbnail an Admin Confirm submits where the admin form leaves them
+/// empty: item `id`'s, named by the profile's [`crate::site::Formats::new_image`] and
+/// `new_thumbnail` (a form that fills them keeps its values).
+fn admin_images(f: &Form, site: &Site, id: u64) -> Result<Vec<(String, String)>, String> {
+    let mut out = Vec::new();
+    for (role, template) in [("new_image", &site.formats.new_image), ("new_thumbnail", &site.formats.new_thumbnail)] {
+        let name = site.field(role).to_string();
+        if f.has(&name) && f.field(&name).is_none_or(|v| v.trim().is_empty()) {
+            let Some(t) = template else {
+                return Err(format!("the admin form leaves {name} empty and site profile {} has no [formats] {role}", site.name));
+            };
+            out.push((name, crate::site::image_name(t, id)));
+        }
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn admin_confirm_fills_only_the_image_fields_the_form_leaves_empty() {
+        let form = |img: &str| Form { action: "a".into(), method: "get".into(), fields: vec![("I_ID".into(), "7".into()), ("I_NEW_COST".into(), String::new()), ("I_NEW_IMAGE".into(), img.into()), ("I_NEW_THUMBNAIL".into(), String::new())], choices: vec![] };
+        let servlet = Site::builtin("servlet").unwrap();
+        assert_eq!(admin_images(&form(""), &servlet, 130).unwrap(), vec![("I_NEW_IMAGE".to_string(), "img30/image_130.gif".to_string()), ("I_NEW_THUMBNAIL".to_string(), "img30/thumb_130.gif".to_string())]);
+        assert_eq!(admin_images(&form("x/kept.gif"), &servlet, 130).unwrap(), vec![("I_NEW_THUMBNAIL".to_string(), "img30/thumb_130.gif".to_string())]);
+        let e = admin_images(&form(""), &Site::builtin("interlab").unwrap(), 1).unwrap_err();
+        assert!(e.contains("leaves I_NEW_IMAGE empty") && e.contains("[formats] new_image"), "{e}");
+    }
 
     #[test]
     fn durations() {
