@@ -482,6 +482,31 @@ fn product_detail_to_product_detail_picks_from_the_page_before_on_a_site_whose_p
 }
 
 #[test]
+fn profile_of_a_launcher_instead_of_the_server_is_warned_about() {
+    // A common slip: the PID of the shell that started the server. Its CPU stays 0 and it
+    // holds no connection to the database port; profile says so.
+    let d = tmpdir("profile-wrong-pid");
+    let db = d.join("b.sqlite");
+    let bs = Bookstore::start(&["--db", db.to_str().unwrap()], &[]);
+    let db_port = bs.line.split("db pid ").nth(1).and_then(|s| s.split(" on ").nth(1)).and_then(|s| s.split(')').next()).and_then(|a| a.rsplit(':').next()).unwrap().to_string();
+    let mut idle = std::process::Command::new("sleep").arg("60").spawn().unwrap();
+    let out = d.join("p.jsonl");
+    let o = bin()
+        .args(["datacenter", "profile", "--url", &bs.url, "--warmup", "5", "--interactions", "20", "--db-port", &db_port, "--quiet"])
+        .args(["--tier", &format!("app={}", idle.id()), "--tier", &format!("db={}", bs.pids[2]), "--out", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let _ = idle.kill();
+    let _ = idle.wait();
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    assert!(t.contains(&format!("--tier app={} used no CPU", idle.id())) && t.contains(&format!("had no TCP traffic to port {db_port}")), "{t}");
+    assert!(!t.contains("--tier db="), "the database tier is the right process: {t}");
+    bs.stop();
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
 fn profile_of_the_bookstore_writes_a_trace_that_replay_takes() {
     let d = tmpdir("profile");
     let db = d.join("b.sqlite");

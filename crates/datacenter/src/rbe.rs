@@ -125,6 +125,7 @@ impl ErrorKind {
     }
 }
 
+#[derive(Debug)]
 struct EbError {
     kind: ErrorKind,
     msg: String,
@@ -152,6 +153,8 @@ struct ErrorRec {
 struct Collected {
     samples: Vec<Sample>,
     errors: Vec<ErrorRec>,
+    /// Site defects worked around (pages without the Home link the CBMG takes).
+    notes: Vec<ErrorRec>,
     think_sum: Duration,
     thinks: u64,
     sessions: u64,
@@ -236,6 +239,10 @@ pub struct ErrorCounts {
     pub truncated: u64,
     /// Of the total, those in the measurement interval.
     pub in_measurement: u64,
+    /// Site defects worked around, not errors: pages without the Home link TPC-W's CBMG
+    /// takes from them (the browser went to the site's entry page).
+    #[serde(default)]
+    pub missing_home_links: u64,
     /// The first few, as "t=12.3s HOME http: HTTP 502 ...".
     pub samples: Vec<String>,
 }
@@ -471,6 +478,7 @@ fn report(cfg: &DriveConfig, db_ebs: u64, items: u64, customers: u64, shared: &S
         });
     }
     let mut errors = ErrorCounts::default();
+    errors.missing_home_links = d.notes.len() as u64;
     for e in &d.errors {
         errors.total += 1;
         match e.kind {
@@ -485,6 +493,11 @@ fn report(cfg: &DriveConfig, db_ebs: u64, items: u64, customers: u64, shared: &S
         }
         if errors.samples.len() < 20 {
             errors.samples.push(format!("t={:.1}s {} {:?}: {}", e.t.as_secs_f64(), e.i, e.kind, e.msg));
+        }
+    }
+    for e in &d.notes {
+        if errors.samples.len() < 20 {
+            errors.samples.push(format!("t={:.1}s {} (not an error): {}", e.t.as_secs_f64(), e.i, e.msg));
         }
     }
     DriveReport {
@@ -548,6 +561,9 @@ pub fn report_table(r: &DriveReport) -> String {
         "errors: {} (http {}, bad html {}, timeout {}, connection {}, truncated pages (site defect) {}; {} in the measurement interval)\n",
         r.errors.total, r.errors.http, r.errors.bad_html, r.errors.timeout, r.errors.connection, r.errors.truncated, r.errors.in_measurement
     ));
+    if r.errors.missing_home_links > 0 {
+        s.push_str(&format!("site defects worked around (not errors): {} pages without a link to Home (the browser went to the site's entry page)\n", r.errors.missing_home_links));
+    }
     for e in r.errors.samples.iter().take(5) {
         s.push_str(&format!("  {e}\n"));
     }
@@ -643,6 +659,8 @@ struct Plan {
     method: &'static str,
     url: Uri,
     body: Vec<(String, String)>,
+    /// A site defect the browser worked around to make this request (reported, not an error).
+    note: Option<String>,
 }
 
 /// Whether a response is an image: an `image/*` type, or without a type the signature of
@@ -660,6 +678,18 @@ fn is_image(r: &Response) -> bool {
 /// A query parameter of a URL.
 fn param(u: &Uri, name: &str) -> Option<String> {
     parse_query(u.query.as_deref().unwrap_or("")).into_iter().find(|(k, _)| k == name).map(|(_, v)| v)
+}
+
+/// A parameter a page carries: a field of one of its forms, else a query parameter of one
+/// of its links, else of its own URL.
+fn page_param(seen: &Seen, name: &str) -> Option<String> {
+    let base = seen.base();
+    seen.page
+        .forms
+        .iter()
+        .find_map(|f| f.field(name).filter(|v| !v.is_empty()).map(str::to_string))
+        .or_else(|| seen.page.links.iter().filter_map(|l| base.resolve(l)).find_map(|u| param(&u, name)))
+        .or_else(|| param(&seen.url, name))
 }
 
 /// Today (UTC) plus `days`, as (year, month, day).
@@ -841,18 +871,18 @@ impl<'a> Eb<'a> {
     /// replace the action's query).
     fn submit(f: &Form, action: Uri, fields: Vec<(String, String)>) -> Plan {
         if f.method == "post" {
-            Plan { method: "POST", url: action, body: fields }
+            Plan { method: "POST", url: action, body: fields, note: None }
         } else {
             let mut url = action;
             url.query = Some(build_query(&fields));
-            Plan { method: "GET", url, body: vec![] }
+            Plan { method: "GET", url, body: vec![], note: None }
         }
     }
 
     /// Chooses the request for interaction `i` from the previous page's links and forms.
     fn plan(&mut self, i: Interaction, prev: Option<&Seen>) -> Result<Plan, EbError> {
         use Interaction::*;
-        let get = |url: Uri| Plan { method: "GET", url, body: vec![] };
+        let get = |url: Uri| Plan { method: "GET", url, body: vec![], note: None };
         let Some(seen) = prev else {
             // A session starts at Home, with the customer id when the customer is known.
             let mut url = self.base.resolve(&self.site.home).ok_or_else(|| bad(format!("site home '{}' is not a URL", self.site.home)))?;
@@ -868,6 +898,24 @@ impl<'a> Eb<'a> {
         let form = |i: Interaction| self.form(seen, i).ok_or_else(|| bad(format!("{at}: no form whose action is {} ({})", i.abbr(), site.pattern(i))));
         let fld = |role: &str| site.field(role).to_string();
         Ok(match i {
+            Home if self.links(seen, i).is_empty() => {
+                // Every TPC-W page leads Home (the CBMG has a Home transition from each);
+                // a page without the link is the site's defect. The user goes to the
+                // site's entry page, keeping the customer and cart ids the page carries
+                // and its session path parameter (as the kits' own RBE builds its Home URL).
+                let mut url = self.base.resolve(&site.home).ok_or_else(|| bad(format!("site home '{}' is not a URL", site.home)))?;
+                let last = seen.url.path.rsplit('/').next().unwrap_or("");
+                if let Some((_, p)) = last.split_once(';') {
+                    url.path = format!("{};{p}", url.path);
+                }
+                let ids: Vec<(String, String)> = [fld("cart"), fld("customer")].into_iter().filter_map(|k| page_param(seen, &k).map(|v| (k, v))).collect();
+                if !ids.is_empty() {
+                    url.query = Some(build_query(&ids));
+                }
+                let mut p = get(url);
+                p.note = Some(format!("site defect: the {} page at {} has no link to HOME ({}); went to the site's entry page", pi.abbr(), seen.url.plain_path(), site.pattern(i)));
+                p
+            }
             Home | SearchRequest | OrderInquiry | CustomerRegistration | AdminRequest => {
                 let l = self.links(seen, i).into_iter().next().ok_or_else(|| missing(format!("no link to {} ({})", i.abbr(), site.pattern(i))))?;
                 get(l)
@@ -1108,6 +1156,9 @@ impl<'a> Eb<'a> {
         let t_us = now_us();
         let t1 = sh.start.elapsed();
         let plan = self.plan(i, prev).map_err(|e| (e, t1, t_us, String::new()))?;
+        if let Some(msg) = &plan.note {
+            sh.data().notes.push(ErrorRec { kind: ErrorKind::BadHtml, i, t: t1, msg: msg.clone() });
+        }
         let asked = plan.url.plain_path();
         let fail = |e: EbError| (e, t1, t_us, asked.clone());
         let headers = self.trace_headers();
@@ -1266,6 +1317,47 @@ fn admin_images(f: &Form, site: &Site, id: u64) -> Result<Vec<(String, String)>,
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn test_config(site: &str) -> DriveConfig {
+        DriveConfig {
+            url: Url::parse("http://127.0.0.1:1/tpcw/").unwrap(),
+            browsers: 1,
+            mix: Mix::Browsing,
+            ramp_up: Duration::ZERO,
+            duration: Duration::ZERO,
+            ramp_down: Duration::ZERO,
+            think_scale: 1.0,
+            session_scale: 1.0,
+            seed: 1,
+            timeout: Duration::from_secs(1),
+            image_connections: 1,
+            items: Some(1000),
+            customers: Some(2880),
+            trace: None,
+            wait: Duration::ZERO,
+            site: Arc::new(Site::builtin(site).unwrap()),
+            probe: None,
+            trace_skip: 0,
+            max_interactions: None,
+        }
+    }
+
+    #[test]
+    fn home_from_a_page_without_a_home_link_is_the_entry_page_with_the_pages_ids_and_a_reported_defect() {
+        let cfg = test_config("servlet");
+        let mut eb = Eb::new(0, &cfg, 1000, 2880);
+        // The kit's Buy Request page: a form to Buy Confirm, cart and order-status links, no Home.
+        let html = r#"<FORM ACTION="TPCW_buy_confirm_servlet;jsessionid=AB" METHOD="GET"><INPUT TYPE=HIDDEN NAME="SHOPPING_ID" value = "5"><INPUT TYPE=HIDDEN NAME="C_ID" value = "7"></FORM><A HREF="TPCW_order_inquiry_servlet;jsessionid=AB?C_ID=7&SHOPPING_ID=5">s</A></BODY></HTML>"#;
+        let seen = Seen { i: Interaction::BuyRequest, url: Uri::parse("http://127.0.0.1:1/tpcw/TPCW_buy_request_servlet;jsessionid=AB?RETURNING_FLAG=Y").unwrap(), page: scan(html) };
+        let p = eb.plan(Interaction::Home, Some(&seen)).unwrap();
+        assert_eq!((p.method, p.url.path.as_str(), p.url.query.as_deref()), ("GET", "/tpcw/TPCW_home_interaction;jsessionid=AB", Some("SHOPPING_ID=5&C_ID=7")));
+        assert!(p.note.as_deref().is_some_and(|n| n.contains("site defect") && n.contains("BUYR page")), "{:?}", p.note);
+        // A page with the link: the link, no note.
+        let html = r#"<A HREF="TPCW_home_interaction;jsessionid=AB?SHOPPING_ID=9">h</A></BODY></HTML>"#;
+        let seen = Seen { i: Interaction::SearchRequest, url: Uri::parse("http://127.0.0.1:1/tpcw/TPCW_search_request_servlet").unwrap(), page: scan(html) };
+        let p = eb.plan(Interaction::Home, Some(&seen)).unwrap();
+        assert_eq!((p.url.path.as_str(), p.url.query.as_deref(), p.note), ("/tpcw/TPCW_home_interaction;jsessionid=AB", Some("SHOPPING_ID=9"), None));
+    }
 
     #[test]
     fn admin_confirm_fills_only_the_image_fields_the_form_leaves_empty() {
