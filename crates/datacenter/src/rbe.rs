@@ -644,6 +644,9 @@ struct Done {
     images: u32,
     /// CPU time of the parallel image fetches (their threads), ns.
     img_cpu_ns: u64,
+    /// CPU time of this thread in the profiler's own counter reads (`profile`), ns: not the
+    /// browser's work, so left out of its share.
+    probe_cpu_ns: u64,
     tiers: Vec<TierTrace>,
     t_us: u64,
     status: u16,
@@ -788,7 +791,7 @@ impl<'a> Eb<'a> {
                         let t = sh.start.elapsed();
                         sh.errors.fetch_add(1, Ordering::Relaxed);
                         if let (Some(w), true) = (&self.cfg.trace, keep) {
-                            let fake = Done { seen: None, wirt: t.saturating_sub(t1), t2: t, images: 0, img_cpu_ns: 0, tiers: vec![], t_us, status: e.status, path };
+                            let fake = Done { seen: None, wirt: t.saturating_sub(t1), t2: t, images: 0, img_cpu_ns: 0, probe_cpu_ns: 0, tiers: vec![], t_us, status: e.status, path };
                             w.write(&self.record(state, &fake, Some(format!("{:?}: {}", e.kind, e.msg)), None, cpu, sh));
                         }
                         sh.data().errors.push(ErrorRec { kind: e.kind, i: state, t, msg: e.msg });
@@ -816,7 +819,7 @@ impl<'a> Eb<'a> {
     fn record(&self, i: Interaction, d: &Done, error: Option<String>, think: Option<Duration>, cpu: u64, sh: &Shared) -> TraceRecord {
         let mut tiers = d.tiers.clone();
         if let Some(b) = tiers.iter_mut().find(|t| t.tier == Tier::Browser) {
-            b.cpu_ns = cpu + d.img_cpu_ns;
+            b.cpu_ns = cpu.saturating_sub(d.probe_cpu_ns) + d.img_cpu_ns;
             b.wall_ns = d.wirt.as_nanos() as u64;
         }
         TraceRecord {
@@ -1163,12 +1166,13 @@ impl<'a> Eb<'a> {
         let fail = |e: EbError| (e, t1, t_us, asked.clone());
         let headers = self.trace_headers();
         let probe = self.cfg.probe.clone();
-        let s0 = probe.as_ref().map(|p| p.sample());
+        let mut probe_cpu_ns = 0;
+        let s0 = probe.as_ref().map(|p| timed_sample(p.as_ref(), &mut probe_cpu_ns));
         let mut browser = TierTrace::new(Tier::Browser);
         let mut web = TierTrace::new(Tier::Web);
         let mut below: Vec<TierTrace> = Vec::new();
         let (resp, url, wire) = self.fetch_page(&plan, &headers).map_err(&fail)?;
-        let s1 = probe.as_ref().map(|p| p.sample());
+        let s1 = probe.as_ref().map(|p| timed_sample(p.as_ref(), &mut probe_cpu_ns));
         for (sent, got) in &wire {
             browser.requests += 1;
             browser.to_next.add(*sent as u64);
@@ -1263,7 +1267,7 @@ impl<'a> Eb<'a> {
         sh.data().images += n_img as u64;
         let mut tiers = vec![browser];
         if let (Some(p), Some(s0), Some(s1)) = (&probe, &s0, &s1) {
-            let s2 = p.sample();
+            let s2 = timed_sample(p.as_ref(), &mut probe_cpu_ns);
             let (req, resp_bytes) = wire.last().map(|w| (w.0 as u64, w.1 as u64)).unwrap_or((0, 0));
             tiers.extend(p.tiers(s0, s1, &s2, req, resp_bytes));
         } else if self.cfg.trace.is_some() {
@@ -1271,7 +1275,7 @@ impl<'a> Eb<'a> {
             tiers.extend(below);
         }
         let path = seen.url.plain_path();
-        Ok(Done { seen: Some(seen), wirt: t2 - t1, t2, images: n_img, img_cpu_ns, tiers, t_us, status: 200, path })
+        Ok(Done { seen: Some(seen), wirt: t2 - t1, t2, images: n_img, img_cpu_ns, probe_cpu_ns, tiers, t_us, status: 200, path })
     }
 }
 
@@ -1295,6 +1299,14 @@ fn absorb(r: &Response, web: &mut TierTrace, below: &mut Vec<TierTrace>) {
             below.push(s);
         }
     }
+}
+
+/// A probe's counters, adding this thread's CPU time spent reading them to `acc` (ns).
+fn timed_sample(p: &dyn Probe, acc: &mut u64) -> Vec<u64> {
+    let c = thread_cpu_ns();
+    let s = p.sample();
+    *acc += thread_cpu_ns().saturating_sub(c);
+    s
 }
 
 /// The new image and thumbnail an Admin Confirm submits where the admin form leaves them
