@@ -602,10 +602,40 @@ fn profile_cmd(a: ProfileArgs) -> CmdResult {
         }
     }
     trace_cmd(&a.out)?;
+    for w in profile_warnings(&a.out, &a.tiers, a.db_port)? {
+        eprintln!("warning: {w}");
+    }
     if report.errors.total > 0 {
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What a profile's trace says about the tiers given: a named tier that used no CPU over
+/// the measured interactions, or an app tier with no traffic to `--db-port`, was most
+/// likely given the wrong process (a launcher shell instead of the server it started).
+fn profile_warnings(out: &std::path::Path, tiers: &[String], db_port: Option<u16>) -> Result<Vec<String>, String> {
+    let t = Trace::read(out).map_err(|e| e.to_string())?;
+    let mut w = Vec::new();
+    for spec in tiers {
+        let (name, what) = spec.split_once('=').unwrap_or((spec, ""));
+        let tier = match name {
+            "web" => Tier::Web,
+            "app" => Tier::App,
+            "db" => Tier::Db,
+            _ => continue,
+        };
+        let shares: Vec<_> = t.records.iter().filter_map(|r| r.tier(tier)).collect();
+        if !shares.is_empty() && shares.iter().all(|s| s.cpu_ns == 0) {
+            w.push(format!("--tier {name}={what} used no CPU in {} measured interactions: is {what} the server itself (all its threads), not a launcher that started it?", shares.len()));
+        }
+        if let (Tier::App, Some(port)) = (tier, db_port) {
+            if !shares.is_empty() && shares.iter().all(|s| s.to_next.messages == 0 && s.from_next.messages == 0) {
+                w.push(format!("--tier app={what} had no TCP traffic to port {port} in {} measured interactions: is {what} the process that holds the database connections, and {port} the database's port?", shares.len()));
+            }
+        }
+    }
+    Ok(w)
 }
 
 fn trace_cmd(file: &std::path::Path) -> CmdResult {

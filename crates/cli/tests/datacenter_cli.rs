@@ -455,6 +455,58 @@ fn strict_servlet_site_is_driven_with_zero_errors_by_url_and_by_cookie_sessions(
 }
 
 #[test]
+fn product_detail_to_product_detail_picks_from_the_page_before_on_a_site_whose_product_page_links_no_product() {
+    // TPC-W's Product Detail -> Product Detail transition is <CURL>: the user goes back and
+    // picks another item; the strict site's Product Detail page (as the servlet kits')
+    // links to no other product, so the browser must pick from the page that led to it.
+    let d = tmpdir("strict-curl");
+    let db = d.join("b.sqlite");
+    let bs = Bookstore::start(&["--db", db.to_str().unwrap()], &["--strict", "--strict-sessions", "cookie"]);
+    let trace = d.join("t.jsonl");
+    let json_out = d.join("r.json");
+    let o = drive(
+        &format!("{}tpcw/", bs.url),
+        &["--site", "servlet", "--items", "1000", "--customers", "2880", "--browsers", "4", "--duration", "8s", "--ramp-up", "1s", "--mix", "browsing", "--trace", trace.to_str().unwrap(), "--json", json_out.to_str().unwrap()],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    check_report(&json(&json_out), "browsing");
+    // Consecutive Product Detail pages of one browser's session, each a product page.
+    let recs = jsonl(&trace);
+    let page = |r: &serde_json::Value| (r["eb"].as_u64(), r["session"].as_u64(), r["seq"].as_u64().unwrap_or(0), r["interaction"].as_str().unwrap_or("").to_string());
+    let mut pages: Vec<_> = recs.iter().filter(|r| r["kind"] == "page").map(page).collect();
+    pages.sort();
+    let pairs = pages.windows(2).filter(|w| w[0].0 == w[1].0 && w[0].1 == w[1].1 && w[1].2 == w[0].2 + 1 && w[0].3 == "PROD" && w[1].3 == "PROD").count();
+    assert!(pairs >= 1, "no Product Detail -> Product Detail transition in {} pages", pages.len());
+    bs.stop();
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn profile_of_a_launcher_instead_of_the_server_is_warned_about() {
+    // A common slip: the PID of the shell that started the server. Its CPU stays 0 and it
+    // holds no connection to the database port; profile says so.
+    let d = tmpdir("profile-wrong-pid");
+    let db = d.join("b.sqlite");
+    let bs = Bookstore::start(&["--db", db.to_str().unwrap()], &[]);
+    let db_port = bs.line.split("db pid ").nth(1).and_then(|s| s.split(" on ").nth(1)).and_then(|s| s.split(')').next()).and_then(|a| a.rsplit(':').next()).unwrap().to_string();
+    let mut idle = std::process::Command::new("sleep").arg("60").spawn().unwrap();
+    let out = d.join("p.jsonl");
+    let o = bin()
+        .args(["datacenter", "profile", "--url", &bs.url, "--warmup", "5", "--interactions", "20", "--db-port", &db_port, "--quiet"])
+        .args(["--tier", &format!("app={}", idle.id()), "--tier", &format!("db={}", bs.pids[2]), "--out", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let _ = idle.kill();
+    let _ = idle.wait();
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    assert!(t.contains(&format!("--tier app={} used no CPU", idle.id())) && t.contains(&format!("had no TCP traffic to port {db_port}")), "{t}");
+    assert!(!t.contains("--tier db="), "the database tier is the right process: {t}");
+    bs.stop();
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
 fn profile_of_the_bookstore_writes_a_trace_that_replay_takes() {
     let d = tmpdir("profile");
     let db = d.join("b.sqlite");

@@ -316,7 +316,7 @@ pub fn product_detail(s: &Sess, r: &Row, related: &[Row]) -> String {
             String::new()
         } else {
             let links: Vec<String> = related.iter().map(|x| item_link(s, n(x, 0), &t(x, 1))).collect();
-            format!("<h2>Readers also enjoyed</h2><p>{}</p>", links.join(" &middot; "))
+            format!("{}{}</p>", crate::strict::RELATED_ITEMS, links.join(" &middot; "))
         },
     );
     layout(Interaction::ProductDetail, &t(r, 1), s, &[Btn::Home, Btn::Search, Btn::Cart, Btn::Add(n(r, 0))], &body)

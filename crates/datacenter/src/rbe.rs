@@ -125,6 +125,7 @@ impl ErrorKind {
     }
 }
 
+#[derive(Debug)]
 struct EbError {
     kind: ErrorKind,
     msg: String,
@@ -152,6 +153,8 @@ struct ErrorRec {
 struct Collected {
     samples: Vec<Sample>,
     errors: Vec<ErrorRec>,
+    /// Site defects worked around (pages without the Home link the CBMG takes).
+    notes: Vec<ErrorRec>,
     think_sum: Duration,
     thinks: u64,
     sessions: u64,
@@ -236,6 +239,10 @@ pub struct ErrorCounts {
     pub truncated: u64,
     /// Of the total, those in the measurement interval.
     pub in_measurement: u64,
+    /// Site defects worked around, not errors: pages without the Home link TPC-W's CBMG
+    /// takes from them (the browser went to the site's entry page).
+    #[serde(default)]
+    pub missing_home_links: u64,
     /// The first few, as "t=12.3s HOME http: HTTP 502 ...".
     pub samples: Vec<String>,
 }
@@ -471,6 +478,7 @@ fn report(cfg: &DriveConfig, db_ebs: u64, items: u64, customers: u64, shared: &S
         });
     }
     let mut errors = ErrorCounts::default();
+    errors.missing_home_links = d.notes.len() as u64;
     for e in &d.errors {
         errors.total += 1;
         match e.kind {
@@ -485,6 +493,11 @@ fn report(cfg: &DriveConfig, db_ebs: u64, items: u64, customers: u64, shared: &S
         }
         if errors.samples.len() < 20 {
             errors.samples.push(format!("t={:.1}s {} {:?}: {}", e.t.as_secs_f64(), e.i, e.kind, e.msg));
+        }
+    }
+    for e in &d.notes {
+        if errors.samples.len() < 20 {
+            errors.samples.push(format!("t={:.1}s {} (not an error): {}", e.t.as_secs_f64(), e.i, e.msg));
         }
     }
     DriveReport {
@@ -548,6 +561,9 @@ pub fn report_table(r: &DriveReport) -> String {
         "errors: {} (http {}, bad html {}, timeout {}, connection {}, truncated pages (site defect) {}; {} in the measurement interval)\n",
         r.errors.total, r.errors.http, r.errors.bad_html, r.errors.timeout, r.errors.connection, r.errors.truncated, r.errors.in_measurement
     ));
+    if r.errors.missing_home_links > 0 {
+        s.push_str(&format!("site defects worked around (not errors): {} pages without a link to Home (the browser went to the site's entry page)\n", r.errors.missing_home_links));
+    }
     for e in r.errors.samples.iter().take(5) {
         s.push_str(&format!("  {e}\n"));
     }
@@ -603,6 +619,7 @@ struct Eb<'a> {
 }
 
 /// A page the browser holds: which interaction, where it came from, what it has.
+#[derive(Clone)]
 struct Seen {
     i: Interaction,
     url: Uri,
@@ -627,6 +644,9 @@ struct Done {
     images: u32,
     /// CPU time of the parallel image fetches (their threads), ns.
     img_cpu_ns: u64,
+    /// CPU time of this thread in the profiler's own counter reads (`profile`), ns: not the
+    /// browser's work, so left out of its share.
+    probe_cpu_ns: u64,
     tiers: Vec<TierTrace>,
     t_us: u64,
     status: u16,
@@ -642,6 +662,8 @@ struct Plan {
     method: &'static str,
     url: Uri,
     body: Vec<(String, String)>,
+    /// A site defect the browser worked around to make this request (reported, not an error).
+    note: Option<String>,
 }
 
 /// Whether a response is an image: an `image/*` type, or without a type the signature of
@@ -659,6 +681,18 @@ fn is_image(r: &Response) -> bool {
 /// A query parameter of a URL.
 fn param(u: &Uri, name: &str) -> Option<String> {
     parse_query(u.query.as_deref().unwrap_or("")).into_iter().find(|(k, _)| k == name).map(|(_, v)| v)
+}
+
+/// A parameter a page carries: a field of one of its forms, else a query parameter of one
+/// of its links, else of its own URL.
+fn page_param(seen: &Seen, name: &str) -> Option<String> {
+    let base = seen.base();
+    seen.page
+        .forms
+        .iter()
+        .find_map(|f| f.field(name).filter(|v| !v.is_empty()).map(str::to_string))
+        .or_else(|| seen.page.links.iter().filter_map(|l| base.resolve(l)).find_map(|u| param(&u, name)))
+        .or_else(|| param(&seen.url, name))
 }
 
 /// Today (UTC) plus `days`, as (year, month, day).
@@ -716,13 +750,20 @@ impl<'a> Eb<'a> {
             let started = sh.start.elapsed();
             let mut state = Interaction::Home;
             let mut prev: Option<Seen> = None;
+            // The page that led to the current run of Product Detail pages: TPC-W's Product
+            // Detail -> Product Detail transition is a <CURL> one (Clause 1.1 chart, Clause
+            // 2.14): the user goes back and picks another item on that page, as the
+            // UW-Madison RBE does (EBWProdCURLTrans); a Product Detail page need not link to
+            // another product.
+            let mut curl: Option<Seen> = None;
             loop {
                 if sh.stopped() {
                     break 'sessions;
                 }
                 self.seq += 1;
                 let c0 = thread_cpu_ns();
-                let r = self.interaction(state, prev.as_ref(), sh);
+                let from = if state == Interaction::ProductDetail && prev.as_ref().is_some_and(|p| p.i == Interaction::ProductDetail) { curl.as_ref() } else { prev.as_ref() };
+                let r = self.interaction(state, from, sh);
                 let cpu = thread_cpu_ns().saturating_sub(c0);
                 let think = think_time(&mut self.rng, self.cfg.think_mean());
                 let keep = self.seq > self.cfg.trace_skip;
@@ -738,6 +779,9 @@ impl<'a> Eb<'a> {
                         if let (Some(w), true) = (&self.cfg.trace, keep) {
                             w.write(&self.record(state, &done, None, Some(think), cpu, sh));
                         }
+                        if state == Interaction::ProductDetail && prev.as_ref().is_some_and(|p| p.i != Interaction::ProductDetail) {
+                            curl = prev.take();
+                        }
                         prev = done.seen.take();
                         if self.cfg.max_interactions.is_some_and(|m| n >= m) {
                             sh.set_stop();
@@ -747,7 +791,7 @@ impl<'a> Eb<'a> {
                         let t = sh.start.elapsed();
                         sh.errors.fetch_add(1, Ordering::Relaxed);
                         if let (Some(w), true) = (&self.cfg.trace, keep) {
-                            let fake = Done { seen: None, wirt: t.saturating_sub(t1), t2: t, images: 0, img_cpu_ns: 0, tiers: vec![], t_us, status: e.status, path };
+                            let fake = Done { seen: None, wirt: t.saturating_sub(t1), t2: t, images: 0, img_cpu_ns: 0, probe_cpu_ns: 0, tiers: vec![], t_us, status: e.status, path };
                             w.write(&self.record(state, &fake, Some(format!("{:?}: {}", e.kind, e.msg)), None, cpu, sh));
                         }
                         sh.data().errors.push(ErrorRec { kind: e.kind, i: state, t, msg: e.msg });
@@ -775,7 +819,7 @@ impl<'a> Eb<'a> {
     fn record(&self, i: Interaction, d: &Done, error: Option<String>, think: Option<Duration>, cpu: u64, sh: &Shared) -> TraceRecord {
         let mut tiers = d.tiers.clone();
         if let Some(b) = tiers.iter_mut().find(|t| t.tier == Tier::Browser) {
-            b.cpu_ns = cpu + d.img_cpu_ns;
+            b.cpu_ns = cpu.saturating_sub(d.probe_cpu_ns) + d.img_cpu_ns;
             b.wall_ns = d.wirt.as_nanos() as u64;
         }
         TraceRecord {
@@ -830,18 +874,18 @@ impl<'a> Eb<'a> {
     /// replace the action's query).
     fn submit(f: &Form, action: Uri, fields: Vec<(String, String)>) -> Plan {
         if f.method == "post" {
-            Plan { method: "POST", url: action, body: fields }
+            Plan { method: "POST", url: action, body: fields, note: None }
         } else {
             let mut url = action;
             url.query = Some(build_query(&fields));
-            Plan { method: "GET", url, body: vec![] }
+            Plan { method: "GET", url, body: vec![], note: None }
         }
     }
 
     /// Chooses the request for interaction `i` from the previous page's links and forms.
     fn plan(&mut self, i: Interaction, prev: Option<&Seen>) -> Result<Plan, EbError> {
         use Interaction::*;
-        let get = |url: Uri| Plan { method: "GET", url, body: vec![] };
+        let get = |url: Uri| Plan { method: "GET", url, body: vec![], note: None };
         let Some(seen) = prev else {
             // A session starts at Home, with the customer id when the customer is known.
             let mut url = self.base.resolve(&self.site.home).ok_or_else(|| bad(format!("site home '{}' is not a URL", self.site.home)))?;
@@ -857,6 +901,24 @@ impl<'a> Eb<'a> {
         let form = |i: Interaction| self.form(seen, i).ok_or_else(|| bad(format!("{at}: no form whose action is {} ({})", i.abbr(), site.pattern(i))));
         let fld = |role: &str| site.field(role).to_string();
         Ok(match i {
+            Home if self.links(seen, i).is_empty() => {
+                // Every TPC-W page leads Home (the CBMG has a Home transition from each);
+                // a page without the link is the site's defect. The user goes to the
+                // site's entry page, keeping the customer and cart ids the page carries
+                // and its session path parameter (as the kits' own RBE builds its Home URL).
+                let mut url = self.base.resolve(&site.home).ok_or_else(|| bad(format!("site home '{}' is not a URL", site.home)))?;
+                let last = seen.url.path.rsplit('/').next().unwrap_or("");
+                if let Some((_, p)) = last.split_once(';') {
+                    url.path = format!("{};{p}", url.path);
+                }
+                let ids: Vec<(String, String)> = [fld("cart"), fld("customer")].into_iter().filter_map(|k| page_param(seen, &k).map(|v| (k, v))).collect();
+                if !ids.is_empty() {
+                    url.query = Some(build_query(&ids));
+                }
+                let mut p = get(url);
+                p.note = Some(format!("site defect: the {} page at {} has no link to HOME ({}); went to the site's entry page", pi.abbr(), seen.url.plain_path(), site.pattern(i)));
+                p
+            }
             Home | SearchRequest | OrderInquiry | CustomerRegistration | AdminRequest => {
                 let l = self.links(seen, i).into_iter().next().ok_or_else(|| missing(format!("no link to {} ({})", i.abbr(), site.pattern(i))))?;
                 get(l)
@@ -1028,9 +1090,14 @@ impl<'a> Eb<'a> {
                 Self::submit(&f, action, fields)
             }
             AdminConfirm => {
-                // Only the new cost: the image fields keep what the form shows.
+                // The new cost; the new image and thumbnail keep what the form shows, or,
+                // where it leaves them empty, a random item's (the profile's naming).
                 let (f, action) = form(i)?;
                 let mut fields = f.fields.clone();
+                let id = 1 + self.rng.below(self.items.max(1));
+                for (name, v) in admin_images(&f, site, id).map_err(missing)? {
+                    set(&mut fields, &name, &v);
+                }
                 let cost_f = fld("new_cost");
                 if !f.has(&cost_f) {
                     return Err(missing(format!("the admin form has no {cost_f} field")));
@@ -1092,16 +1159,20 @@ impl<'a> Eb<'a> {
         let t_us = now_us();
         let t1 = sh.start.elapsed();
         let plan = self.plan(i, prev).map_err(|e| (e, t1, t_us, String::new()))?;
+        if let Some(msg) = &plan.note {
+            sh.data().notes.push(ErrorRec { kind: ErrorKind::BadHtml, i, t: t1, msg: msg.clone() });
+        }
         let asked = plan.url.plain_path();
         let fail = |e: EbError| (e, t1, t_us, asked.clone());
         let headers = self.trace_headers();
         let probe = self.cfg.probe.clone();
-        let s0 = probe.as_ref().map(|p| p.sample());
+        let mut probe_cpu_ns = 0;
+        let s0 = probe.as_ref().map(|p| timed_sample(p.as_ref(), &mut probe_cpu_ns));
         let mut browser = TierTrace::new(Tier::Browser);
         let mut web = TierTrace::new(Tier::Web);
         let mut below: Vec<TierTrace> = Vec::new();
         let (resp, url, wire) = self.fetch_page(&plan, &headers).map_err(&fail)?;
-        let s1 = probe.as_ref().map(|p| p.sample());
+        let s1 = probe.as_ref().map(|p| timed_sample(p.as_ref(), &mut probe_cpu_ns));
         for (sent, got) in &wire {
             browser.requests += 1;
             browser.to_next.add(*sent as u64);
@@ -1196,7 +1267,7 @@ impl<'a> Eb<'a> {
         sh.data().images += n_img as u64;
         let mut tiers = vec![browser];
         if let (Some(p), Some(s0), Some(s1)) = (&probe, &s0, &s1) {
-            let s2 = p.sample();
+            let s2 = timed_sample(p.as_ref(), &mut probe_cpu_ns);
             let (req, resp_bytes) = wire.last().map(|w| (w.0 as u64, w.1 as u64)).unwrap_or((0, 0));
             tiers.extend(p.tiers(s0, s1, &s2, req, resp_bytes));
         } else if self.cfg.trace.is_some() {
@@ -1204,7 +1275,7 @@ impl<'a> Eb<'a> {
             tiers.extend(below);
         }
         let path = seen.url.plain_path();
-        Ok(Done { seen: Some(seen), wirt: t2 - t1, t2, images: n_img, img_cpu_ns, tiers, t_us, status: 200, path })
+        Ok(Done { seen: Some(seen), wirt: t2 - t1, t2, images: n_img, img_cpu_ns, probe_cpu_ns, tiers, t_us, status: 200, path })
     }
 }
 
@@ -1230,9 +1301,85 @@ fn absorb(r: &Response, web: &mut TierTrace, below: &mut Vec<TierTrace>) {
     }
 }
 
+/// A probe's counters, adding this thread's CPU time spent reading them to `acc` (ns).
+fn timed_sample(p: &dyn Probe, acc: &mut u64) -> Vec<u64> {
+    let c = thread_cpu_ns();
+    let s = p.sample();
+    *acc += thread_cpu_ns().saturating_sub(c);
+    s
+}
+
+/// The new image and thumbnail an Admin Confirm submits where the admin form leaves them
+/// empty: item `id`'s, named by the profile's [`crate::site::Formats::new_image`] and
+/// `new_thumbnail` (a form that fills them keeps its values).
+fn admin_images(f: &Form, site: &Site, id: u64) -> Result<Vec<(String, String)>, String> {
+    let mut out = Vec::new();
+    for (role, template) in [("new_image", &site.formats.new_image), ("new_thumbnail", &site.formats.new_thumbnail)] {
+        let name = site.field(role).to_string();
+        if f.has(&name) && f.field(&name).is_none_or(|v| v.trim().is_empty()) {
+            let Some(t) = template else {
+                return Err(format!("the admin form leaves {name} empty and site profile {} has no [formats] {role}", site.name));
+            };
+            out.push((name, crate::site::image_name(t, id)));
+        }
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn test_config(site: &str) -> DriveConfig {
+        DriveConfig {
+            url: Url::parse("http://127.0.0.1:1/tpcw/").unwrap(),
+            browsers: 1,
+            mix: Mix::Browsing,
+            ramp_up: Duration::ZERO,
+            duration: Duration::ZERO,
+            ramp_down: Duration::ZERO,
+            think_scale: 1.0,
+            session_scale: 1.0,
+            seed: 1,
+            timeout: Duration::from_secs(1),
+            image_connections: 1,
+            items: Some(1000),
+            customers: Some(2880),
+            trace: None,
+            wait: Duration::ZERO,
+            site: Arc::new(Site::builtin(site).unwrap()),
+            probe: None,
+            trace_skip: 0,
+            max_interactions: None,
+        }
+    }
+
+    #[test]
+    fn home_from_a_page_without_a_home_link_is_the_entry_page_with_the_pages_ids_and_a_reported_defect() {
+        let cfg = test_config("servlet");
+        let mut eb = Eb::new(0, &cfg, 1000, 2880);
+        // The kit's Buy Request page: a form to Buy Confirm, cart and order-status links, no Home.
+        let html = r#"<FORM ACTION="TPCW_buy_confirm_servlet;jsessionid=AB" METHOD="GET"><INPUT TYPE=HIDDEN NAME="SHOPPING_ID" value = "5"><INPUT TYPE=HIDDEN NAME="C_ID" value = "7"></FORM><A HREF="TPCW_order_inquiry_servlet;jsessionid=AB?C_ID=7&SHOPPING_ID=5">s</A></BODY></HTML>"#;
+        let seen = Seen { i: Interaction::BuyRequest, url: Uri::parse("http://127.0.0.1:1/tpcw/TPCW_buy_request_servlet;jsessionid=AB?RETURNING_FLAG=Y").unwrap(), page: scan(html) };
+        let p = eb.plan(Interaction::Home, Some(&seen)).unwrap();
+        assert_eq!((p.method, p.url.path.as_str(), p.url.query.as_deref()), ("GET", "/tpcw/TPCW_home_interaction;jsessionid=AB", Some("SHOPPING_ID=5&C_ID=7")));
+        assert!(p.note.as_deref().is_some_and(|n| n.contains("site defect") && n.contains("BUYR page")), "{:?}", p.note);
+        // A page with the link: the link, no note.
+        let html = r#"<A HREF="TPCW_home_interaction;jsessionid=AB?SHOPPING_ID=9">h</A></BODY></HTML>"#;
+        let seen = Seen { i: Interaction::SearchRequest, url: Uri::parse("http://127.0.0.1:1/tpcw/TPCW_search_request_servlet").unwrap(), page: scan(html) };
+        let p = eb.plan(Interaction::Home, Some(&seen)).unwrap();
+        assert_eq!((p.url.path.as_str(), p.url.query.as_deref(), p.note), ("/tpcw/TPCW_home_interaction;jsessionid=AB", Some("SHOPPING_ID=9"), None));
+    }
+
+    #[test]
+    fn admin_confirm_fills_only_the_image_fields_the_form_leaves_empty() {
+        let form = |img: &str| Form { action: "a".into(), method: "get".into(), fields: vec![("I_ID".into(), "7".into()), ("I_NEW_COST".into(), String::new()), ("I_NEW_IMAGE".into(), img.into()), ("I_NEW_THUMBNAIL".into(), String::new())], choices: vec![] };
+        let servlet = Site::builtin("servlet").unwrap();
+        assert_eq!(admin_images(&form(""), &servlet, 130).unwrap(), vec![("I_NEW_IMAGE".to_string(), "img30/image_130.gif".to_string()), ("I_NEW_THUMBNAIL".to_string(), "img30/thumb_130.gif".to_string())]);
+        assert_eq!(admin_images(&form("x/kept.gif"), &servlet, 130).unwrap(), vec![("I_NEW_THUMBNAIL".to_string(), "img30/thumb_130.gif".to_string())]);
+        let e = admin_images(&form(""), &Site::builtin("interlab").unwrap(), 1).unwrap_err();
+        assert!(e.contains("leaves I_NEW_IMAGE empty") && e.contains("[formats] new_image"), "{e}");
+    }
 
     #[test]
     fn durations() {

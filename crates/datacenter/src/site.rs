@@ -15,7 +15,7 @@ pub const MAX_PROFILE_BYTES: u64 = 64 * 1024;
 
 /// The field roles and their default names (the TPC-W kits' names, which both built-in
 /// sites use).
-pub const FIELD_ROLES: [(&str, &str); 35] = [
+pub const FIELD_ROLES: [(&str, &str); 37] = [
     ("customer", "C_ID"),
     ("cart", "SHOPPING_ID"),
     ("item", "I_ID"),
@@ -51,6 +51,8 @@ pub const FIELD_ROLES: [(&str, &str); 35] = [
     ("ship_zip", "ZIP"),
     ("ship_country", "COUNTRY"),
     ("new_cost", "I_NEW_COST"),
+    ("new_image", "I_NEW_IMAGE"),
+    ("new_thumbnail", "I_NEW_THUMBNAIL"),
 ];
 
 #[derive(Deserialize)]
@@ -83,6 +85,37 @@ pub struct Formats {
     /// Price of the admin form's new cost (decimals).
     #[serde(default = "default_decimals")]
     pub cost_decimals: u32,
+    /// The site's name for an item's image, as its admin form takes it: `{id}` is the
+    /// item number, `{id%K}` its remainder by K. Used when the form leaves the field
+    /// empty (TPC-W Admin Confirm: the browser supplies a new image and thumbnail, those
+    /// of a random item, as the UW-Madison RBE does); a form that fills it is kept.
+    #[serde(default)]
+    pub new_image: Option<String>,
+    /// Likewise for the thumbnail.
+    #[serde(default)]
+    pub new_thumbnail: Option<String>,
+}
+
+/// Expands an image-name template of [`Formats::new_image`] for item `id`.
+pub fn image_name(template: &str, id: u64) -> String {
+    let mut out = String::new();
+    let mut rest = template;
+    while let Some(i) = rest.find("{id") {
+        out.push_str(&rest[..i]);
+        let tail = &rest[i + 3..];
+        let Some(close) = tail.find('}') else {
+            out.push_str(&rest[i..]);
+            return out;
+        };
+        let v = match tail[..close].strip_prefix('%').and_then(|k| k.parse::<u64>().ok()) {
+            Some(k) if k > 0 => id % k,
+            _ => id,
+        };
+        out.push_str(&v.to_string());
+        rest = &tail[close + 1..];
+    }
+    out.push_str(rest);
+    out
 }
 
 fn default_expiry() -> String {
@@ -197,6 +230,14 @@ impl Site {
                 return Err(format!("{what}: [formats] {k} = '{v:.40}' must contain %Y and %m (and may contain %d), at most 32 bytes"));
             }
         }
+        for (k, v) in [("new_image", &f.formats.new_image), ("new_thumbnail", &f.formats.new_thumbnail)] {
+            if let Some(v) = v {
+                let ok = v.len() <= 128 && v.matches("{id").count() >= 1 && v.split("{id").skip(1).all(|t| t.split_once('}').is_some_and(|(m, _)| m.is_empty() || m.strip_prefix('%').and_then(|k| k.parse::<u64>().ok()).is_some_and(|k| k > 0)));
+                if !ok {
+                    return Err(format!("{what}: [formats] {k} = '{v:.40}' must name the item by {{id}} (or {{id%K}}, K > 0), at most 128 bytes"));
+                }
+            }
+        }
         if f.formats.cost_decimals > 4 {
             return Err(format!("{what}: [formats] cost_decimals = {} must be 0 to 4", f.formats.cost_decimals));
         }
@@ -248,6 +289,10 @@ mod tests {
         assert_eq!(v.field("cart"), "SHOPPING_ID");
         assert_eq!(format_date(&v.formats.cc_expiry, 2027, 3, 9), "03/09/2027");
         assert!(glob("a*c", "abbc") && glob("*", "") && !glob("a*c", "ab") && glob("x*y*z", "xayz"));
+        // The kit's populate names item i's files img{i%100}/image_{i}.gif and .../thumb_{i}.gif.
+        assert_eq!(image_name(v.formats.new_image.as_deref().unwrap(), 130), "img30/image_130.gif");
+        assert_eq!(image_name(v.formats.new_thumbnail.as_deref().unwrap(), 7), "img7/thumb_7.gif");
+        assert_eq!(s.formats.new_image, None, "interlab's admin form fills its own");
     }
 
     #[test]
@@ -263,6 +308,10 @@ mod tests {
         assert!(e.contains("must contain %Y and %m"), "{e}");
         let e = Site::parse(&format!("{base}\n[scale]\nitems = 0\ncustomers = 1\n"), "t").unwrap_err();
         assert!(e.contains("[scale]"), "{e}");
+        for bad in ["image.gif", "img{id%0}.gif", "img{idx}.gif"] {
+            let e = Site::parse(&base.replace("new_image = \"img{id%100}/image_{id}.gif\"", &format!("new_image = \"{bad}\"")), "t").unwrap_err();
+            assert!(e.contains("[formats] new_image"), "{bad}: {e}");
+        }
         assert!(Site::load("/nonexistent/x.toml").unwrap_err().contains("not a built-in one"));
     }
 }

@@ -13,13 +13,20 @@
 //! * sends pages with `Transfer-Encoding: chunked`, GIF images (logo, buttons,
 //!   thumbnails) with a length and JPEG item images close-delimited (no length, then
 //!   the connection closes);
-//! * has no scale endpoint (`/tpcw/info` is 404).
+//! * has no scale endpoint (`/tpcw/info` is 404);
+//! * links its Product Detail page to no other product (the bookstore's related-items
+//!   block is dropped, as the kits' page has none): the browser must make TPC-W's Product
+//!   Detail -> Product Detail transition the spec's <CURL> way, from the page before.
 
 use crate::site::Site;
 use crate::tpcw::Interaction;
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
+
+/// The start of the bookstore's related-items block on Product Detail
+/// ([`crate::pages::product_detail`]), which the strict site drops up to its `</p>`.
+pub const RELATED_ITEMS: &str = "<h2>Readers also enjoyed</h2><p>";
 
 /// How the strict site carries its session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -127,7 +134,14 @@ impl Strict {
     /// `;jsessionid=` in URL mode), GET forms, images under `../tpcw/Images/`.
     pub fn rewrite(&self, html: &str, session: &str) -> String {
         let mut out = String::with_capacity(html.len() + html.len() / 8);
-        let mut rest = html;
+        let dropped;
+        let mut rest = match html.split_once(RELATED_ITEMS).and_then(|(a, b)| b.split_once("</p>").map(|(_, c)| (a, c))) {
+            Some((a, c)) => {
+                dropped = format!("{a}{c}");
+                dropped.as_str()
+            }
+            None => html,
+        };
         let attrs = ["href=\"", "src=\"", "action=\""];
         loop {
             let next = attrs.iter().filter_map(|a| rest.find(a).map(|i| (i, *a))).min();
@@ -187,5 +201,12 @@ mod tests {
         let id = c.open();
         assert_eq!(c.known("/tpcw/x", Some(&format!("a=b; JSESSIONID={id}"))), Some(id));
         assert_eq!(c.rewrite(r#"<a href="/tpcw/home">"#, "Z"), r#"<a href="TPCW_home_interaction">"#);
+    }
+
+    #[test]
+    fn product_detail_links_to_no_other_product() {
+        let h = "<p>x</p><h2>Readers also enjoyed</h2><p><a href=\"/tpcw/product_detail?I_ID=8\">B</a></p><a href=\"/tpcw/admin_request?I_ID=7\">u</a>";
+        let r = Strict::new(Sessions::Cookie, 1).rewrite(h, "Z");
+        assert_eq!(r, "<p>x</p><a href=\"TPCW_admin_request_servlet?I_ID=7\">u</a>");
     }
 }
