@@ -4,7 +4,8 @@
 #   scripts/bench-vs-baseline.sh [COMMIT] [RUNS]
 #
 # COMMIT defaults to cf072a4 (the baseline of issue 21), RUNS to 3. Builds COMMIT in a
-# temporary git worktree and this checkout as it is, then runs both binaries in turn,
+# temporary git worktree (or takes the binary BASELINE_BIN, built from COMMIT earlier, to
+# repeat a measurement without rebuilding) and this checkout as it is, then runs both binaries in turn,
 # A B A B ..., RUNS times each: `interlab reproduce` (wall seconds, CPU seconds, events),
 # `interlab bench kernel` (event-kernel M events/s on one core) and `interlab bench model`
 # (simulated packets per wall second, packet by packet and in trains). Prints per figure the
@@ -24,12 +25,18 @@ work="$(mktemp -d /tmp/interlab-bench.XXXXXX)"
 cleanup() { git -C "$root" worktree remove --force "$work/baseline" >/dev/null 2>&1 || true; rm -rf "$work"; }
 trap cleanup EXIT
 
-echo "building baseline $base in $work/baseline ..." >&2
-git worktree add -q --detach "$work/baseline" "$base"
-(cd "$work/baseline" && CARGO_TARGET_DIR="$work/target-base" cargo build --release -q -p interlab-cli)
+if [ -n "${BASELINE_BIN:-}" ]; then
+  # A baseline binary built earlier from COMMIT (to repeat a measurement without rebuilding).
+  [ -x "$BASELINE_BIN" ] || { echo "BASELINE_BIN=$BASELINE_BIN: not an executable" >&2; exit 2; }
+  A="$BASELINE_BIN"
+else
+  echo "building baseline $base in $work/baseline ..." >&2
+  git worktree add -q --detach "$work/baseline" "$base"
+  (cd "$work/baseline" && CARGO_TARGET_DIR="$work/target-base" cargo build --release -q -p interlab-cli)
+  A="$work/target-base/release/interlab"
+fi
 echo "building this checkout ..." >&2
 cargo build --release -q -p interlab-cli
-A="$work/target-base/release/interlab"
 B="$root/target/release/interlab"
 out="$work/samples.tsv"
 : > "$out"

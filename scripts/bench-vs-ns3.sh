@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Model speed against ns-3 in the same run: a bulk transfer of BYTES over one 8 Gb/s link,
 # in simulated data packets per wall-clock second. ns-3 runs TCP over a point-to-point
-# link (bench/ns3/bulk.cc); interlab runs RC over a 4X SDR InfiniBand link, packet by
-# packet and with packet trains. Usage: scripts/bench-vs-ns3.sh [BYTES]   (default 200 MB)
+# link (bench/ns3/bulk.cc); interlab runs the same TCP bulk transfer (8 Gb/s Ethernet, 2 KiB
+# segments, MTU 2100, `interlab-tcp` rows of `bench model`), and RC over a 4X SDR InfiniBand
+# link, each packet by packet and with packet trains. Prints the TCP-against-TCP ratio beside
+# the RC one. Usage: scripts/bench-vs-ns3.sh [BYTES]   (default 200 MB)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BYTES=${1:-200000000}
@@ -24,6 +26,9 @@ pps() { sed -n 's/.*packets_per_s=\([0-9]*\).*/\1/p'; }
 n=$(echo "$ns3" | pps)
 p=$(echo "$il" | grep '^interlab ' | pps)
 t=$(echo "$il" | grep '^interlab-trains ' | pps)
-awk -v n="$n" -v p="$p" -v t="$t" 'BEGIN {
-  printf "ratio interlab/ns-3 (packets per wall second): %.1fx packet by packet, %.1fx with packet trains\n", p / n, t / n
+tp=$(echo "$il" | grep '^interlab-tcp ' | pps)
+tt=$(echo "$il" | grep '^interlab-tcp-trains ' | pps)
+awk -v n="$n" -v p="$p" -v t="$t" -v tp="$tp" -v tt="$tt" 'BEGIN {
+  printf "ratio interlab/ns-3 (data packets per wall second), TCP against TCP: %.1fx packet by packet, %.1fx with packet trains\n", tp / n, tt / n
+  printf "ratio interlab/ns-3 (data packets per wall second), RC against TCP:  %.1fx packet by packet, %.1fx with packet trains\n", p / n, t / n
 }'

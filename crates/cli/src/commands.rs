@@ -4,7 +4,8 @@ use crate::conv::{self, say_err, CmdResult, Dest, Fail};
 use indicatif::{ProgressBar, ProgressStyle};
 use interlab_experiment::live::{run_live, LiveTarget};
 use interlab_experiment::{parse_experiment, point_count, run_experiment, run_experiment_shard, write_records, Engine, SeriesResult, Shard, XAxis};
-use interlab_model::{Ports, Profile, Service, Scenario};
+use interlab_model::ulp::sock::SockKind;
+use interlab_model::{Ports, Profile, Scenario, Service, SockStack};
 use interlab_patterns::{Op, PatternKind, PatternSpec};
 use interlab_report::{render_svg, Figure, Scale, Series};
 use interlab_studies::{reproduce as run_reproduce, Progress, ReproduceOptions};
@@ -433,8 +434,16 @@ pub fn bench_kernel(events: u64, pending: u32, json: Option<&Path>) -> CmdResult
     Ok(ExitCode::SUCCESS)
 }
 
-/// A bulk RC transfer over one 4X SDR link (8 Gb/s data), as packets per wall second,
-/// packet by packet and with packet trains.
+/// bench/ns3/bulk.cc's TCP segment size, bytes.
+const NS3_SEGMENT_BYTES: u64 = 2048;
+/// bench/ns3/bulk.cc's link delay, ns.
+const NS3_DELAY_NS: f64 = 1000.0;
+/// Per-frame bytes of ns-3's point-to-point device (its PPP header).
+const NS3_PPP_BYTES: u32 = 2;
+
+/// A bulk RC transfer over one 4X SDR link (8 Gb/s data), and a TCP bulk transfer as
+/// bench/ns3/bulk.cc runs it (8 Gb/s Ethernet, 2 KiB segments), as data packets per wall
+/// second, packet by packet and with packet trains.
 pub fn bench_model(bytes: u64, json: Option<&Path>) -> CmdResult {
     const MSG: u64 = 1 << 20;
     if bytes < MSG {
@@ -465,6 +474,42 @@ pub fn bench_model(bytes: u64, json: Option<&Path>) -> CmdResult {
             p.value
         );
         rows.push(serde_json::json!({"trains": trains, "bytes": p.bytes_sent, "packets": packets, "wall_s": wall,
+            "packets_per_s": packets / wall, "events": p.events, "simulated_mbytes_per_s": p.value}));
+    }
+    // TCP bulk as bench/ns3/bulk.cc runs it: 2 KiB segments (MTU 2100 = 2048 + IPv4 20 + TCP
+    // 20 + timestamps 12), an 8 Gb/s link with 1 us of propagation, a 2-byte PPP-sized
+    // framing, no segmentation or receive offloads; here through the r805 profile's host
+    // stack and Ethernet adapter, both nodes on one switch.
+    let mut tcp = Profile::load("r805-connectx-ddr").map_err(|e| e.to_string())?;
+    {
+        let e = tcp.eth.as_mut().ok_or("r805-connectx-ddr: no [eth] section")?;
+        // 8.25 GBd with 64b/66b: 8 Gb/s of data, as ns-3's DataRate 8Gbps.
+        (e.link.lane_gbps, e.link.lanes, e.link.code) = (8.25, 1, interlab_model::hw::link::LineCode::B64B66);
+        e.link.framing_bytes = NS3_PPP_BYTES;
+        e.link.cable_m = NS3_DELAY_NS / e.link.prop_ns_per_m;
+    }
+    let tcp = Arc::new(tcp);
+    // A socket stream: the whole transfer as one window of messages (netperf TCP_STREAM).
+    let stream_spec = PatternSpec { kind: PatternKind::Bandwidth, window: messages, iterations: 1, ..spec };
+    for trains in [false, true] {
+        let mut setup = Scenario::new(tcp.clone(), Service::Rc, Ports::One, 1);
+        setup.sock = Some(SockStack { eth_mtu: NS3_SEGMENT_BYTES as u32 + 52, lso: Some(false), lro: Some(false), ..SockStack::new(SockKind::Eth) });
+        setup.trains = trains;
+        let t = std::time::Instant::now();
+        let p = setup.run(&stream_spec).map_err(|e| Fail::Run(e.to_string()))?;
+        let wall = t.elapsed().as_secs_f64();
+        // Data segments: the stream's bytes over the segment size (headers and ACKs aside),
+        // as ns-3's figure counts them.
+        let stream = messages as u64 * MSG;
+        let packets = (stream as f64 / NS3_SEGMENT_BYTES as f64).ceil();
+        say!(
+            "interlab-tcp{} bytes={stream} packets={packets:.0} wall_s={wall:.3} packets_per_s={:.0} events={} simulated_MBps={:.0}",
+            if trains { "-trains" } else { "" },
+            packets / wall,
+            p.events,
+            p.value
+        );
+        rows.push(serde_json::json!({"tcp": true, "trains": trains, "bytes": stream, "packets": packets, "wall_s": wall,
             "packets_per_s": packets / wall, "events": p.events, "simulated_mbytes_per_s": p.value}));
     }
     if let Some(j) = json {

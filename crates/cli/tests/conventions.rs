@@ -140,6 +140,17 @@ fn json_goes_to_stdout_alone_or_to_a_file() {
     // bench model, to stdout and to a file.
     let v = json_doc(&run(&["bench", "model", "--bytes", "1M", "--json"]));
     assert_header(&v, "interlab-bench-model");
+    // RC and, as bench/ns3/bulk.cc, TCP over an 8 Gb/s link: each packet by packet and in trains.
+    let runs = v["runs"].as_array().expect("runs");
+    assert_eq!(runs.len(), 4, "{v}");
+    let tcp: Vec<_> = runs.iter().filter(|r| r["tcp"] == true).collect();
+    assert_eq!(tcp.len(), 2, "{v}");
+    for r in tcp {
+        // 1 MiB in 2 KiB segments, below the link's 1000 MB/s.
+        assert_eq!((r["bytes"].as_u64(), r["packets"].as_f64()), (Some(1 << 20), Some(512.0)), "{r}");
+        let mbps = r["simulated_mbytes_per_s"].as_f64().unwrap();
+        assert!(mbps > 10.0 && mbps < 1000.0, "{r}");
+    }
     let f = d.join("bench.json");
     let o = run(&["bench", "model", "--bytes", "1M", "--json", f.to_str().unwrap()]);
     assert!(o.status.success() && String::from_utf8_lossy(&o.stdout).contains("packets_per_s="), "{}", text(&o));

@@ -78,6 +78,9 @@ pub struct EventQueue<E> {
     heap: Vec<Key>,
     vacant_root: bool,
     slab: Vec<Option<E>>,
+    /// A caller's word per slab slot (the run loop's destination component), kept beside the
+    /// payloads rather than in them so a payload of 128 bytes stays one whose copies inline.
+    tags: Vec<u32>,
     free: Vec<u32>,
     next_seq: u64,
 }
@@ -91,21 +94,30 @@ impl<E> Default for EventQueue<E> {
 impl<E> EventQueue<E> {
     /// An empty queue.
     pub fn new() -> Self {
-        EventQueue { heap: Vec::new(), vacant_root: false, slab: Vec::new(), free: Vec::new(), next_seq: 0 }
+        EventQueue { heap: Vec::new(), vacant_root: false, slab: Vec::new(), tags: Vec::new(), free: Vec::new(), next_seq: 0 }
     }
 
     /// Schedules `event` at absolute time `time` (picoseconds); returns its sequence number.
     #[inline]
     pub fn push(&mut self, time: Time, event: E) -> u64 {
+        self.push_tagged(time, 0, event)
+    }
+
+    /// Schedules `event` at `time` with the caller's word `tag` beside it (see
+    /// [`EventQueue::take_tagged`]); returns its sequence number.
+    #[inline]
+    pub(crate) fn push_tagged(&mut self, time: Time, tag: u32, event: E) -> u64 {
         let slot = match self.free.pop() {
             Some(s) => {
                 self.slab[s as usize] = Some(event);
+                self.tags[s as usize] = tag;
                 s
             }
             None => {
                 assert!(self.slab.len() < MAX_SLOTS, "more than 2^{SLOT_BITS} pending events");
                 let s = self.slab.len() as u32;
                 self.slab.push(Some(event));
+                self.tags.push(tag);
                 s
             }
         };
@@ -148,6 +160,13 @@ impl<E> EventQueue<E> {
         // across it (it would be copied once more).
         self.free.push(slot);
         self.slab[slot as usize].take().expect("slot of a popped event holds its payload")
+    }
+
+    /// Like [`EventQueue::take`], with the tag the event was pushed with.
+    #[inline]
+    pub(crate) fn take_tagged(&mut self, slot: u32) -> (u32, E) {
+        let tag = self.tags[slot as usize];
+        (tag, self.take(slot))
     }
 
     /// Removes the earliest key if its time is at most `until`, leaving the root vacant.

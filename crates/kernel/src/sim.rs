@@ -18,7 +18,7 @@ pub trait Component<M>: Any {
 pub struct Ctx<'a, M> {
     now: Time,
     me: ComponentId,
-    queue: &'a mut EventQueue<(ComponentId, M)>,
+    queue: &'a mut EventQueue<M>,
     stop: &'a mut bool,
 }
 
@@ -35,12 +35,12 @@ impl<M> Ctx<'_, M> {
 
     /// Delivers `msg` to `to` after `delay` picoseconds (0 = later at the same instant).
     pub fn send(&mut self, to: ComponentId, delay: Time, msg: M) {
-        self.queue.push(self.now + delay, (to, msg));
+        self.queue.push_tagged(self.now + delay, to.0, msg);
     }
 
     /// Delivers `msg` to `to` at absolute time `at` (clamped to now: time never runs back).
     pub fn send_at(&mut self, to: ComponentId, at: Time, msg: M) {
-        self.queue.push(at.max(self.now), (to, msg));
+        self.queue.push_tagged(at.max(self.now), to.0, msg);
     }
 
     /// Delivers `msg` to the running component itself after `delay` picoseconds.
@@ -67,7 +67,8 @@ pub struct RunStats {
 /// A set of components and the queue of messages between them.
 pub struct Simulation<M> {
     components: Vec<Box<dyn Component<M>>>,
-    queue: EventQueue<(ComponentId, M)>,
+    /// Pending messages, each tagged with its destination component's index.
+    queue: EventQueue<M>,
     now: Time,
     events: u64,
 }
@@ -102,7 +103,7 @@ impl<M: 'static> Simulation<M> {
 
     /// Schedules `msg` for `to` at absolute time `at` picoseconds.
     pub fn schedule(&mut self, to: ComponentId, at: Time, msg: M) {
-        self.queue.push(at.max(self.now), (to, msg));
+        self.queue.push_tagged(at.max(self.now), to.0, msg);
     }
 
     /// Current simulated time, picoseconds.
@@ -135,7 +136,8 @@ impl<M: 'static> Simulation<M> {
         while !stop && self.events < limit {
             // The earliest event if it is due by `until`; a later one stays queued untouched.
             let Some((time, slot)) = self.queue.pop_until(until) else { break };
-            let (to, msg) = self.queue.take(slot);
+            let (to, msg) = self.queue.take_tagged(slot);
+            let to = ComponentId(to);
             debug_assert!(time >= self.now, "time ran backwards");
             self.now = time;
             self.events += 1;

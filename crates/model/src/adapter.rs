@@ -339,10 +339,21 @@ impl Adapter {
         let n = self.qps.len();
         // Wait for room for a whole train: partial trains would only fragment the pipeline.
         while self.tx_inflight as u64 + self.train_max <= depth as u64 {
-            let Some(q) = (0..n).map(|k| (self.rr + k) % n).find(|&q| self.qps[q].can_send(unacked, rd)) else {
-                break;
-            };
-            self.rr = (q + 1) % n;
+            // Round robin from `rr`, wrapping without a division per step.
+            let mut q = self.rr.min(n);
+            let mut found = None;
+            for _ in 0..n {
+                if q == n {
+                    q = 0;
+                }
+                if self.qps[q].can_send(unacked, rd) {
+                    found = Some(q);
+                    break;
+                }
+                q += 1;
+            }
+            let Some(q) = found else { break };
+            self.rr = if q + 1 == n { 0 } else { q + 1 };
             self.send_one(q, ctx);
         }
     }

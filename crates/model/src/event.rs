@@ -36,3 +36,15 @@ pub enum Ev {
     /// The last packet of an unacknowledged (UC/UD) request left: it completes locally.
     LocalDone { meta: MsgMeta },
 }
+
+#[cfg(test)]
+mod tests {
+    /// The run loop copies every event into the queue and out again: at 128 bytes or less
+    /// the copies compile to a few vector moves, above it to a `memmove` call per copy
+    /// (about 5 % of a full reproduce; docs/performance.md). The kernel keeps the
+    /// destination beside the payload, so this is the whole size that matters.
+    #[test]
+    fn an_event_fits_in_128_bytes() {
+        assert!(std::mem::size_of::<super::Ev>() <= 128, "Ev is {} bytes", std::mem::size_of::<super::Ev>());
+    }
+}

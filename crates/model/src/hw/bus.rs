@@ -208,6 +208,10 @@ pub struct Bus {
     pub up: Pipe,
     /// Host-to-device direction (PCIe only; unused for PCI-X).
     pub down: Pipe,
+    /// The spec's `posted_latency_ns` and `read_latency_ns` in picoseconds, converted once
+    /// (the same integers a conversion per transfer gives).
+    posted_ps: Time,
+    read_ps: Time,
 }
 
 impl Bus {
@@ -221,7 +225,11 @@ impl Bus {
             // PCI-X: the pipe is charged in bus cycles expressed as bytes at the raw rate.
             BusSpec::Pcix(_) => (Pipe::new(spec.raw_mbytes_per_s()), Pipe::new(spec.raw_mbytes_per_s())),
         };
-        Bus { spec: spec.clone(), up, down }
+        let (posted_ps, read_ps) = match spec {
+            BusSpec::Pcie(p) => (ns(p.posted_latency_ns), ns(p.read_latency_ns)),
+            BusSpec::Pcix(x) => (ns(x.posted_latency_ns), ns(x.read_latency_ns)),
+        };
+        Bus { spec: spec.clone(), up, down, posted_ps, read_ps }
     }
 
     /// Forgets reservations that ended by `now`.
@@ -251,11 +259,11 @@ impl Bus {
         match &self.spec {
             BusSpec::Pcie(p) => {
                 let end = self.down.reserve(now, bytes.div_ceil(4) * 4 + p.tlp_header_bytes + p.tlp_framing_bytes);
-                end + ns(p.posted_latency_ns)
+                end + self.posted_ps
             }
             BusSpec::Pcix(x) => {
                 let end = self.up.reserve(now, Self::pcix_bytes(x, bytes));
-                end + ns(x.posted_latency_ns)
+                end + self.posted_ps
             }
         }
     }
@@ -267,11 +275,11 @@ impl Bus {
             BusSpec::Pcie(p) => {
                 let tlps = bytes.div_ceil(p.max_payload_bytes).max(1);
                 let end = self.up.reserve(now, bytes + tlps * (p.tlp_header_bytes + p.tlp_framing_bytes));
-                end + ns(p.posted_latency_ns)
+                end + self.posted_ps
             }
             BusSpec::Pcix(x) => {
                 let end = self.up.reserve(now, Self::pcix_bytes(x, bytes));
-                end + ns(x.posted_latency_ns)
+                end + self.posted_ps
             }
         }
     }
@@ -281,11 +289,7 @@ impl Bus {
     /// link, so this one queues behind the earlier one's last TLP and is visible its own
     /// transfer time later, not a second posted latency later.
     pub fn dma_write_behind(&mut self, visible: Time, bytes: u64) -> Time {
-        let posted = match &self.spec {
-            BusSpec::Pcie(p) => ns(p.posted_latency_ns),
-            BusSpec::Pcix(x) => ns(x.posted_latency_ns),
-        };
-        self.dma_write(visible.saturating_sub(posted), bytes)
+        self.dma_write(visible.saturating_sub(self.posted_ps), bytes)
     }
 
     /// The device reads `bytes` from host memory, asking at `now`: returns when the last
@@ -297,14 +301,14 @@ impl Bus {
                 let req_end = self.up.reserve(now, reqs * (p.tlp_header_bytes + p.tlp_framing_bytes));
                 let cpls = bytes.div_ceil(p.read_completion_bytes).max(1);
                 // Completions carry a 3-DW header.
-                self.down.reserve(req_end + ns(p.read_latency_ns), bytes + cpls * (12 + p.tlp_framing_bytes))
+                self.down.reserve(req_end + self.read_ps, bytes + cpls * (12 + p.tlp_framing_bytes))
             }
             BusSpec::Pcix(x) => {
                 // Split transactions: a request per read byte count (protocol cycles only),
                 // then one split completion per request.
                 let reqs = bytes.div_ceil(x.read_request_bytes).max(1);
                 let req_end = self.up.reserve(now, reqs * x.overhead_cycles * x.width_bytes);
-                self.up.reserve(req_end + ns(x.read_latency_ns), Self::pcix_bursts(x, bytes, x.read_request_bytes))
+                self.up.reserve(req_end + self.read_ps, Self::pcix_bursts(x, bytes, x.read_request_bytes))
             }
         }
     }

@@ -26,6 +26,41 @@ pub struct SwitchPort {
     free: Time,
     /// Busy picoseconds (utilisation).
     pub busy_ps: Time,
+    /// `link.prop_ps()`, computed once.
+    prop_ps: Time,
+    /// The last two packet shapes this port serialised: `(wire_bytes, count)` and their
+    /// `(ser_ps, buffer_ps)`, most recent first (a stream's data packets and its ACKs).
+    /// Both figures are pure functions of the shape, so a hit returns exactly what the
+    /// floating-point formulas would.
+    memo: [((u64, u32), (Time, Time)); 2],
+}
+
+impl SwitchPort {
+    fn new(peer: Peer, link: &LinkSpec) -> Self {
+        // `(0, 0)` is never looked up (a packet has a count of at least 1).
+        SwitchPort { peer, link: link.clone(), free: 0, busy_ps: 0, prop_ps: link.prop_ps(), memo: [((0, 0), (0, 0)); 2] }
+    }
+
+    /// Serialisation time of a packet (train) of `wire_bytes` in `count` packets on this
+    /// port, and the time the port takes to send `buffer_bytes` of such packets.
+    #[inline]
+    fn shape(&mut self, wire_bytes: u64, count: u32, buffer_bytes: u64) -> (Time, Time) {
+        let key = (wire_bytes, count);
+        if self.memo[0].0 == key {
+            return self.memo[0].1;
+        }
+        if self.memo[1].0 == key {
+            self.memo.swap(0, 1);
+            return self.memo[0].1;
+        }
+        let ser = self.link.ser_ps(wire_bytes, count as u64);
+        // Credit-based link flow control: when more than the port buffer waits for this
+        // output, the sender on the input link gets no credit until it drains.
+        let buffer = (buffer_bytes as f64 * ser as f64 / wire_bytes.max(1) as f64) as Time;
+        self.memo[1] = self.memo[0];
+        self.memo[0] = (key, (ser, buffer));
+        (ser, buffer)
+    }
 }
 
 /// A switch.
@@ -60,7 +95,7 @@ impl Switch {
 
     /// Adds a port towards adapter port `port` of node `node` (component `id`); returns its index.
     pub fn add_node_port(&mut self, node: u32, id: ComponentId, port: u8, link: &LinkSpec) -> u16 {
-        self.ports.push(SwitchPort { peer: Peer::Node { id, port }, link: link.clone(), free: 0, busy_ps: 0 });
+        self.ports.push(SwitchPort::new(Peer::Node { id, port }, link));
         let idx = self.ports.len() - 1;
         let (node, port) = (node as usize, port as usize);
         if self.routes.len() <= node {
@@ -76,7 +111,7 @@ impl Switch {
 
     /// Adds the port that every non-local destination leaves by; returns its index.
     pub fn add_uplink(&mut self, id: ComponentId, port: u16, link: &LinkSpec) -> u16 {
-        self.ports.push(SwitchPort { peer: Peer::Element { id, port }, link: link.clone(), free: 0, busy_ps: 0 });
+        self.ports.push(SwitchPort::new(Peer::Element { id, port }, link));
         let idx = self.ports.len() - 1;
         self.uplink = Some(idx);
         idx as u16
@@ -96,21 +131,20 @@ impl Component<Ev> for Switch {
             .or(self.uplink)
             .unwrap_or_else(|| panic!("switch: no route to node {} port {}", pkt.dst_node, pkt.dst_port));
         let port = &mut self.ports[out];
-        let ser_out = port.link.ser_ps(pkt.wire_bytes, pkt.count as u64);
+        let (ser_out, buffer_ps) = port.shape(pkt.wire_bytes, pkt.count, self.buffer_bytes);
         // Cut-through: the header leaves after the port-to-port latency if the output is
         // free; the tail can never leave before it has arrived.
         let start = (now + self.latency_ps).max(port.free).max((now + ser_ps).saturating_sub(ser_out));
         port.free = start + ser_out;
         port.busy_ps += ser_out;
         self.forwarded += 1;
-        let prop = port.link.prop_ps();
+        let prop = port.prop_ps;
         // Credit-based link flow control: when more than the port buffer waits for this
         // output, the sender on the input link gets no credit until it drains.
-        let buffer_ps = (self.buffer_bytes as f64 * ser_out as f64 / pkt.wire_bytes.max(1) as f64) as Time;
         let backlog_end = port.free.saturating_sub(buffer_ps);
         if backlog_end > now {
             if let Some(up) = self.ports.get(in_port as usize) {
-                let back = up.link.prop_ps();
+                let back = up.prop_ps;
                 self.stalls += 1;
                 match up.peer {
                     Peer::Node { id, port } => ctx.send_at(id, now + back, Ev::Stall { port: port as u16, until: backlog_end }),
