@@ -190,8 +190,10 @@ fn calibrate_fits_mpi_from_a_live_run_and_writes_a_loadable_profile() {
         .unwrap();
     assert!(o.status.success(), "{}", text(&o));
     let t = std::fs::read_to_string(&prof).unwrap();
+    // The fitted keys are the [mpi] section's (a [stack] has a copy_mbytes_per_s of its own).
+    let mpi = t.split("\n[").find(|sec| sec.starts_with("mpi]")).unwrap_or_else(|| panic!("no [mpi] section:\n{t}"));
     for key in ["eager_threshold_bytes", "overhead_ns", "copy_mbytes_per_s"] {
-        let line = t.lines().find(|l| l.starts_with(&format!("{key} = "))).unwrap_or_else(|| panic!("{key} missing:\n{t}"));
+        let line = mpi.lines().find(|l| l.starts_with(&format!("{key} = "))).unwrap_or_else(|| panic!("{key} missing:\n{t}"));
         assert!(line.contains("C: fitted by interlab calibrate --mpi"), "{line}");
     }
     // The model ran with the written profile at every live point.
