@@ -554,7 +554,7 @@ impl Adapter {
                 if !last_part(&mut self.completion_parts, &meta) {
                     return;
                 }
-                self.notify(cqe, proc, Input::Completed { chan: meta.chan, tag: meta.tag }, true, ctx);
+                self.notify(cqe, proc, Input::Completed { chan: meta.chan, tag: meta.tag, at: cqe }, true, ctx);
             }
         }
     }
@@ -656,7 +656,7 @@ impl Adapter {
                         return;
                     }
                     let proc = self.chans.get(&pkt.meta.chan).map(|c| c.proc).unwrap_or(0);
-                    self.notify(cqe, proc, Input::Completed { chan: pkt.meta.chan, tag: pkt.meta.tag }, true, ctx);
+                    self.notify(cqe, proc, Input::Completed { chan: pkt.meta.chan, tag: pkt.meta.tag, at: cqe }, true, ctx);
                     self.pump_tx(ctx);
                 }
             }

@@ -215,7 +215,7 @@ mod tests {
         while !s.is_done() {
             t += 500;
             out.clear();
-            s.on(t, Input::Completed { chan: 0, tag: TAG_DATA }, &mut out);
+            s.on(t, Input::Completed { chan: 0, tag: TAG_DATA, at: t }, &mut out);
             posts += out.iter().filter(|o| matches!(o, Output::Post(_))).count();
         }
         assert_eq!(t, 5_000);

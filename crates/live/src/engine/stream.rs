@@ -55,7 +55,7 @@ pub fn send(spec: &ChanSpec, phase: &Phase, conn: &mut DataConn, clock: &Clock, 
         }
         progress.store(progress.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
         let now = clock.now_ps();
-        s.on(now, Input::Completed { chan: spec.chan, tag: TAG_DATA }, &mut out);
+        s.on(now, Input::Completed { chan: spec.chan, tag: TAG_DATA, at: now }, &mut out);
         iv.completed(now, sent, s.is_done());
     }
 }
@@ -235,7 +235,7 @@ mod tests {
             t += 70;
             sent += 10;
             out.clear();
-            s.on(t, Input::Completed { chan: 0, tag: TAG_DATA }, &mut out);
+            s.on(t, Input::Completed { chan: 0, tag: TAG_DATA, at: t }, &mut out);
             iv.completed(t, sent, s.is_done());
         }
         drop(iv);
