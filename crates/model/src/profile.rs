@@ -55,10 +55,13 @@ impl Profile {
         let id = p.string("id")?.to_string();
         let description = p.string("description")?.to_string();
         p.finish()?;
+        // A section parsed by its type's `from_table` (with any further arguments, such as the
+        // host's clock for sections whose CPU costs may be given in cycles), then checked for
+        // unknown keys.
         macro_rules! section {
-            ($name:literal, $ty:ty) => {{
+            ($name:literal, $ty:ty $(, $arg:expr)*) => {{
                 let mut s = t.table($name)?;
-                let v = <$ty>::from_table(&mut s)?;
+                let v = <$ty>::from_table(&mut s $(, $arg)*)?;
                 s.finish()?;
                 v
             }};
@@ -69,30 +72,10 @@ impl Profile {
         let link = section!("link", LinkSpec);
         let switch = section!("switch", SwitchSpec);
         let wan = if t.has("wan") { Some(section!("wan", WanSpec)) } else { None };
-        let mpi = if t.has("mpi") {
-            let mut s = t.table("mpi")?;
-            let v = MpiSpec::from_table(&mut s, &host.clock())?;
-            s.finish()?;
-            Some(v)
-        } else {
-            None
-        };
-        let stack = if t.has("stack") {
-            let mut s = t.table("stack")?;
-            let v = StackSpec::from_table(&mut s, &host.clock())?;
-            s.finish()?;
-            Some(v)
-        } else {
-            None
-        };
-        let eth = if t.has("eth") {
-            let mut s = t.table("eth")?;
-            let v = EthSpec::from_table(&mut s, &host.clock())?;
-            s.finish()?;
-            Some(v)
-        } else {
-            None
-        };
+        let clock = host.clock();
+        let mpi = if t.has("mpi") { Some(section!("mpi", MpiSpec, &clock)) } else { None };
+        let stack = if t.has("stack") { Some(section!("stack", StackSpec, &clock)) } else { None };
+        let eth = if t.has("eth") { Some(section!("eth", EthSpec, &clock)) } else { None };
         if let Some(e) = &eth {
             if e.port as u32 >= adapter.ports {
                 return Err(ParamError {
