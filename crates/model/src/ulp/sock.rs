@@ -383,6 +383,14 @@ impl Sockets {
         h.core_free_at(self.app_core(h, chan)) <= t
     }
 
+    /// Runs `f` on the core of channel `chan`'s application from `t` ([`Sockets::app_core`])
+    /// and notes when the application's work ended; returns that end.
+    fn on_app_cpu<H: UlpHost>(&mut self, h: &mut H, chan: u32, t: Time, f: impl FnOnce(&mut Self, &mut H, Time) -> Time) -> Time {
+        let core = self.app_core(h, chan);
+        let end = h.on_cpu(core, t, |h, start| f(self, h, start));
+        self.app_ran(end)
+    }
+
     /// The application's work ran until `end`.
     fn app_ran(&mut self, end: Time) -> Time {
         self.app_until = self.app_until.max(end);
@@ -452,12 +460,10 @@ impl Sockets {
         }
         let size = end.rx_msg.1;
         let proc = end.proc;
-        let core = self.app_core(h, chan);
         let st = stack(h).clone();
         let asleep = wake && self.app_asleep(h, chan, t);
-        let end = h.on_cpu(core, t, |h, start| {
-            let idle = asleep;
-            let mut c = start + ns(st.syscall_ns) + if idle { ns(st.wakeup_ns) } else { 0 };
+        self.on_app_cpu(h, chan, t, |this, h, start| {
+            let mut c = start + ns(st.syscall_ns) + if asleep { ns(st.wakeup_ns) } else { 0 };
             if copy {
                 // Out of buffers the adapter wrote (its DMA left them in memory, not in the
                 // cache) into the user's buffer.
@@ -467,13 +473,13 @@ impl Sockets {
                 // IPoIB: every datagram (connected-mode packet) is its own socket buffer,
                 // released by the process once copied (tcp_recvmsg: sk_eat_skb; an LRO
                 // aggregate's chained datagrams in skb_drop_fraglist).
-                let kind = self.end_mut(chan).stack.kind;
+                let kind = this.end_mut(chan).stack.kind;
                 if st.ipoib_rx_free_ns > 0.0 && matches!(kind, SockKind::IpoibUd | SockKind::IpoibRc) {
                     let mss = if kind == SockKind::IpoibUd { st.ipoib_mtu_bytes } else { st.ipoib_cm_mtu_bytes } - st.ip_header_bytes;
                     c += new.div_ceil(mss) * ns(st.ipoib_rx_free_ns);
                 }
             }
-            let end = self.end_mut(chan);
+            let end = this.end_mut(chan);
             end.delivered += new;
             let mut done = Vec::new();
             loop {
@@ -485,12 +491,11 @@ impl Sockets {
                 end.rx_msg_end = Some(e + end.rx_msg.1);
             }
             for (tag, bytes) in done {
-                self.end_mut(chan).recv_msgs += 1;
-                c = self.deliver(h, proc, Input::Arrived { chan, bytes, tag }, c);
+                this.end_mut(chan).recv_msgs += 1;
+                c = this.deliver(h, proc, Input::Arrived { chan, bytes, tag }, c);
             }
-            self.after_read(h, chan, c)
-        });
-        self.app_ran(end)
+            this.after_read(h, chan, c)
+        })
     }
 
     fn after_read<H: UlpHost>(&mut self, h: &mut H, chan: u32, t: Time) -> Time {

@@ -134,12 +134,10 @@ impl Sdp {
         let end = s.end_mut(chan);
         end.owed += 1;
         if end.owed * 2 >= st.sdp_rx_buffers {
-            let core = s.app_core(h, chan);
-            let end = h.on_cpu(core, app, |h, a| {
+            s.on_app_cpu(h, chan, app, |s, h, a| {
                 let a = a + ns(st.sdp_tx_ns);
                 Sdp::post(s, h, chan, Post { op: Op::Send, bytes: st.sdp_header_bytes, msg: SdpMsg::Credit, tag: 0, size: 0, notify: true }, a)
             });
-            s.app_ran(end);
         }
     }
 
@@ -179,9 +177,7 @@ impl Sdp {
         if s.end_mut(chan).recv_msgs == before {
             return a;
         }
-        let core = s.app_core(h, chan);
-        let end = h.on_cpu(core, a, |h, a| Sdp::post_sink(s, h, chan, a));
-        s.app_ran(end)
+        s.on_app_cpu(h, chan, a, |s, h, a| Sdp::post_sink(s, h, chan, a))
     }
 
     /// The application's blocked send() resumes at `t`: start the next queued send then.
@@ -232,13 +228,11 @@ impl Transport for Sdp {
             if Sdp::recv_polling(s, h, chan, h.now()) {
                 // The receiver's own poll finds the completion: SDP receive work in its
                 // context, no interrupt and no wake-up.
-                let app = s.app_core(h, chan);
-                let t = h.on_cpu(app, h.now(), |h, start| {
+                let t = s.on_app_cpu(h, chan, h.now(), |s, h, start| {
                     let t = start + ns(h.profile().host.cqe_poll_ns + st.sdp_rx_ns);
                     s.end_mut(chan).credits += meta.msg_id;
                     Sdp::drain(s, h, chan, t)
                 });
-                s.app_ran(t);
                 Sdp::data_in(s, h, chan, meta, bytes, t, false);
                 return;
             }
@@ -278,15 +272,13 @@ impl Transport for Sdp {
                 }
                 SdpMsg::SrcAvail { .. } => {
                     // The application (woken in recv()) registers its buffer and reads.
-                    let core = s.app_core(h, chan);
                     let qp = s.end_mut(chan).qp;
                     let asleep = s.app_asleep(h, chan, t);
-                    let end = h.on_cpu(core, t, |h, a| {
+                    s.on_app_cpu(h, chan, t, |_, h, a| {
                         let a = a + ns(st.syscall_ns) + if asleep { ns(st.wakeup_ns) } else { 0 } + st.reg_ps(meta.bytes);
                         let rmeta = MsgMeta { ulp: UlpKind::Sdp(SdpMsg::ZcRead), msg_id: 0, ..meta };
                         h.post(qp, Op::RdmaRead, meta.bytes, rmeta, a)
                     });
-                    s.app_ran(end);
                     t
                 }
                 SdpMsg::RdCompl => {
@@ -311,12 +303,10 @@ impl Transport for Sdp {
         match meta.ulp {
             UlpKind::Sdp(SdpMsg::ZcRead) => {
                 // Receiver: the data is in the user's buffer; tell the sender, return.
-                let app = s.app_core(h, chan);
-                let end = h.on_cpu(app, t, |h, a| {
+                s.on_app_cpu(h, chan, t, |s, h, a| {
                     let a = a + ns(st.wakeup_ns + st.sdp_tx_ns);
                     Sdp::post(s, h, chan, Post { op: Op::Send, bytes: st.sdp_header_bytes + 4, msg: SdpMsg::RdCompl, tag: meta.tag, size: meta.bytes, notify: true }, a)
                 });
-                s.app_ran(end);
                 let end = s.end_mut(chan);
                 end.rcv += meta.bytes;
                 end.rx_msg = (meta.tag, meta.bytes);
@@ -330,15 +320,11 @@ impl Transport for Sdp {
     /// The application's core reaches the next queued blocking send of `chan` (the timer
     /// [`Sdp::kick_at`] set).
     fn timer<H: UlpHost>(s: &mut Sockets, h: &mut H, chan: u32, _seq: u64) {
-        let core = s.app_core(h, chan);
-        let end = h.on_cpu(core, h.now(), |h, t| Sdp::next(s, h, chan, t));
-        s.app_ran(end);
+        s.on_app_cpu(h, chan, h.now(), |s, h, t| Sdp::next(s, h, chan, t));
     }
 
     /// Posts the first SinkAvail of an end whose application starts in recv().
     fn start<H: UlpHost>(s: &mut Sockets, h: &mut H, chan: u32) {
-        let core = s.app_core(h, chan);
-        let end = h.on_cpu(core, h.now(), |h, t| Sdp::post_sink(s, h, chan, t));
-        s.app_ran(end);
+        s.on_app_cpu(h, chan, h.now(), |s, h, t| Sdp::post_sink(s, h, chan, t));
     }
 }

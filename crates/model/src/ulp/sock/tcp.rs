@@ -189,13 +189,11 @@ impl Tcp {
             s.deliver_bytes(h, chan, t, true);
             return t;
         }
-        let core = s.app_core(h, chan);
         let asleep = s.app_asleep(h, chan, t);
-        let a = h.on_cpu(core, t, |h, a| {
+        let a = s.on_app_cpu(h, chan, t, |s, h, a| {
             let a = a + if asleep { ns(st.wakeup_ns) } else { 0 } + segs * ns(st.tcp_rx_ns);
             Tcp::data(s, h, chan, bytes, segs, meta, a)
         });
-        s.app_ran(a);
         s.deliver_bytes_from(h, chan, a, true, false);
         t
     }
