@@ -54,8 +54,6 @@ impl SwitchPort {
             return self.memo[0].1;
         }
         let ser = self.link.ser_ps(wire_bytes, count as u64);
-        // Credit-based link flow control: when more than the port buffer waits for this
-        // output, the sender on the input link gets no credit until it drains.
         let buffer = (buffer_bytes as f64 * ser as f64 / wire_bytes.max(1) as f64) as Time;
         self.memo[1] = self.memo[0];
         self.memo[0] = (key, (ser, buffer));
