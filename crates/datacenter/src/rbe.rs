@@ -882,13 +882,18 @@ impl<'a> Eb<'a> {
         }
     }
 
+    /// The site's entry page (its profile's `home`), resolved against the base URL.
+    fn home_url(&self) -> Result<Uri, EbError> {
+        self.base.resolve(&self.site.home).ok_or_else(|| bad(format!("site home '{}' is not a URL", self.site.home)))
+    }
+
     /// Chooses the request for interaction `i` from the previous page's links and forms.
     fn plan(&mut self, i: Interaction, prev: Option<&Seen>) -> Result<Plan, EbError> {
         use Interaction::*;
         let get = |url: Uri| Plan { method: "GET", url, body: vec![], note: None };
         let Some(seen) = prev else {
             // A session starts at Home, with the customer id when the customer is known.
-            let mut url = self.base.resolve(&self.site.home).ok_or_else(|| bad(format!("site home '{}' is not a URL", self.site.home)))?;
+            let mut url = self.home_url()?;
             if let Some(c) = self.customer {
                 url.query = Some(build_query(&[(self.site.field("customer").to_string(), c.to_string())]));
             }
@@ -906,7 +911,7 @@ impl<'a> Eb<'a> {
                 // a page without the link is the site's defect. The user goes to the
                 // site's entry page, keeping the customer and cart ids the page carries
                 // and its session path parameter (as the kits' own RBE builds its Home URL).
-                let mut url = self.base.resolve(&site.home).ok_or_else(|| bad(format!("site home '{}' is not a URL", site.home)))?;
+                let mut url = self.home_url()?;
                 let last = seen.url.path.rsplit('/').next().unwrap_or("");
                 if let Some((_, p)) = last.split_once(';') {
                     url.path = format!("{};{p}", url.path);
