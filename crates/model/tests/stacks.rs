@@ -341,3 +341,19 @@ fn doorbells_take_the_bus_when_written_so_a_burst_of_posts_does_not_fence_off_pa
     let lso = run(ud(true, true), PatternKind::Latency, 1 << 20, 1);
     assert!(gso.value < lso.value * 1.03, "1 MiB: GSO {:.0} us vs LSO {:.0} us", gso.value, lso.value);
 }
+
+#[test]
+fn a_one_packet_tail_goes_out_at_once_rather_than_waiting_for_an_ack() {
+    // Linux defers only a multi-segment TSO/GSO skb (tcp_write_xmit: tcp_tso_should_defer
+    // when tso_segs > 1); a tail of one MSS or less passes Nagle's test (the earlier runt
+    // was acknowledged) and leaves behind the full segment. So a message one LSO request
+    // plus a one-packet tail long costs about one packet more than the request alone,
+    // however long the receiver takes to acknowledge (with LRO, not before its aggregate).
+    let st = Profile::load("r805-connectx-ddr").unwrap().stack.unwrap();
+    let mss = st.ipoib_mtu_bytes - st.ip_header_bytes;
+    let full = st.offload_max_bytes / (mss + st.ipoib_header_bytes + st.ip_header_bytes) * mss;
+    for stack in [ud(false, false), ud(true, false), ud(false, true), ud(true, true)] {
+        let (req, tail) = (run(stack, PatternKind::Latency, full, 1), run(stack, PatternKind::Latency, full + mss / 2, 1));
+        assert!(tail.value < req.value + 8.0, "{}: {} B {:.1} us vs {} B {:.1} us", stack.describe(), full + mss / 2, tail.value, full, req.value);
+    }
+}

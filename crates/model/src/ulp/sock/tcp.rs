@@ -98,8 +98,10 @@ impl Tcp {
             // With segmentation offload, Linux defers a request smaller than the largest
             // while data is in flight and more may come (tcp_tso_should_defer): the next ACK
             // or write lets it grow. (Only while more than a segment is unacknowledged, so an
-            // ACK is sure to come rather than a delayed one.)
-            if g.seg_max > g.mss && len < g.seg_max && end.snd_nxt - end.snd_una > g.mss {
+            // ACK is sure to come rather than a delayed one; and only a request of more than
+            // one packet: tcp_write_xmit applies tcp_tso_should_defer when tso_segs > 1, a
+            // one-packet tail passes Nagle's test alone.)
+            if g.seg_max > g.mss && len > g.mss && len < g.seg_max && end.snd_nxt - end.snd_una > g.mss {
                 break;
             }
             if len < g.mss {
