@@ -457,3 +457,24 @@ fn pcie_dllps_answering_the_other_direction_cost_both_directions_more_than_one()
     let (l0, l8) = (lat(with(0), Op::RdmaWrite, 4096), lat(with(8), Op::RdmaWrite, 4096));
     assert!((l8 - l0).abs() < l0 * 0.005, "latency {l0:.3} -> {l8:.3} us");
 }
+
+#[test]
+fn a_credit_stall_holds_packets_already_cut_so_uc_never_counts_faster_than_the_wan_carries() {
+    // The DDR adapter feeds a switch whose uplink to the extender is 4X SDR: the switch's
+    // buffer fills and it withholds link credit. Packets the adapter has already prepared
+    // (up to its prefetch depth) must wait for credit too; if they left on time, the UC
+    // sender, which completes a message when its last packet leaves, would count
+    // completions faster than the path carries them.
+    let p = prof("woodcrest-infinihost-longbow");
+    let w = p.wan.clone().unwrap();
+    let data_mbytes = w.ib_lane_gbps * w.ib_lanes as f64 * w.ib_code.efficiency() * 1000.0 / 8.0;
+    for size in [512u64, 1024, 2048] {
+        // UC send: LRH 8 + BTH 12 + ICRC 4 + VCRC 2, plus the link's framing.
+        let path = data_mbytes * size as f64 / (size + 26 + p.link.framing_bytes as u64) as f64;
+        let s = PatternSpec { kind: PatternKind::Pipelined, op: Op::Send, size, window: 128, warmup: 128, iterations: 128 };
+        let sc = Scenario { topology: Topology::Wan { miles: 1400.0 }, ..setup(p.clone(), Ports::One, 1, Service::Uc) };
+        let got = sc.run(&s).unwrap().value;
+        assert!(got <= path * 1.003, "{size} B: UC counts {got:.1} MB/s, the path carries {path:.1}");
+        assert!(got >= path * 0.95, "{size} B: UC {got:.1} MB/s far below the path's {path:.1}");
+    }
+}
