@@ -192,7 +192,7 @@ impl Adapter {
             tx_engine_free: 0,
             rx_engine_free: 0,
             port_free: vec![0; ports],
-            wire: vec![WireQueue::default(); ports],
+            wire: links.iter().map(|l| WireQueue::new(2 * l.prop_ps())).collect(),
             tx_inflight: 0,
             rr: 0,
             qps: Vec::new(),
@@ -528,6 +528,7 @@ impl Adapter {
         let ser = self.links[port].ser_ps(wire, 1);
         let depart = t.max(self.port_free[port]);
         self.port_free[port] = depart + ser;
+        self.wire[port].sent_directly(depart);
         let pkt = Packet {
             dst_node: qp.remote_node,
             dst_port: qp.remote_port,

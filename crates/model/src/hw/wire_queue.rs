@@ -3,6 +3,13 @@
 //! it), but the train leaves only when that time comes: a link-level credit stall that
 //! arrives meanwhile holds it, and every train behind it, until the receiver has credit
 //! again, as a link without credits holds whatever the adapter has already prepared.
+//!
+//! A stall answers one of the port's own packets reaching the switch: it can arrive until
+//! one link round trip (`guard`) after the port's last departure, and never later. A train
+//! is therefore handed on (its events scheduled) as soon as no stall can arrive before it
+//! leaves: when it is due, or when the last train has been gone longer than `guard` (the
+//! usual case at the end of the previous train, so back-to-back trains and trains with gaps
+//! cost no event of their own); otherwise it waits in the queue.
 
 use crate::transport::packet::{MsgMeta, Packet};
 use interlab_kernel::Time;
@@ -25,6 +32,11 @@ pub struct WireQueue {
     cuts: VecDeque<Cut>,
     /// Time of the latest event already due to look at this queue (0: none).
     wake: Time,
+    /// Departure of the last train handed on.
+    last_depart: Time,
+    /// Longest time after a departure that a stall for it can arrive: the link's
+    /// propagation there and back.
+    guard: Time,
 }
 
 /// What the queue wants at `now`.
@@ -39,17 +51,24 @@ pub enum Next {
 }
 
 impl WireQueue {
+    /// An empty queue for a port whose stalls arrive within `guard` of a departure.
+    pub fn new(guard: Time) -> Self {
+        WireQueue { guard, ..Default::default() }
+    }
+
     /// Queues a train behind the others.
     pub fn push(&mut self, cut: Cut) {
         debug_assert!(self.cuts.back().is_none_or(|b| b.depart + b.ser <= cut.depart));
         self.cuts.push_back(cut);
     }
 
-    /// The next thing to do at `now`. When the head leaves, the caller's event at the end of
-    /// its serialisation counts as a wake-up (`woken_at`).
+    /// The next thing to do at `now`: a train handed on leaves at its `depart` (possibly
+    /// later than `now`, when no stall can come before then). When it is handed on, the
+    /// caller's event at the end of its serialisation counts as a wake-up (`woken_at`).
     pub fn next(&mut self, now: Time) -> Next {
         let Some(head) = self.cuts.front() else { return Next::Idle };
-        if head.depart <= now {
+        if head.depart <= now || now > self.last_depart + self.guard {
+            self.last_depart = head.depart;
             return Next::Leave(self.cuts.pop_front().expect("checked"));
         }
         if self.wake > now && self.wake <= head.depart {
@@ -57,6 +76,11 @@ impl WireQueue {
         }
         self.wake = head.depart;
         Next::WakeAt(head.depart)
+    }
+
+    /// A packet left at `depart` without queueing (an ACK): a stall may answer it too.
+    pub fn sent_directly(&mut self, depart: Time) {
+        self.last_depart = self.last_depart.max(depart);
     }
 
     /// An event at `at` will look at this queue.
@@ -89,22 +113,29 @@ mod tests {
 
     #[test]
     fn trains_leave_in_order_at_their_time_and_a_stall_holds_every_one_not_gone() {
-        let mut q = WireQueue::default();
+        let mut q = WireQueue::new(2);
         q.push(cut(10, 5));
         q.push(cut(15, 5));
         q.push(cut(40, 5));
-        assert!(matches!(q.next(0), Next::WakeAt(10)));
-        assert!(matches!(q.next(5), Next::Idle), "a wake-up is already due at 10");
-        let Next::Leave(a) = q.next(10) else { panic!() };
+        // Nothing has left for longer than the guard: the first train is handed on at once.
+        let Next::Leave(a) = q.next(3) else { panic!() };
         assert_eq!(a.depart, 10);
         q.woken_at(15);
+        // It has not left yet, so a stall may still come: the second waits.
+        assert!(matches!(q.next(5), Next::Idle), "a wake-up is already due at 15");
         // A stall until 30 arrives at 12: the two trains not gone wait, back to back.
         assert_eq!(q.hold(30), 45);
-        assert!(matches!(q.next(15), Next::WakeAt(30)));
-        let Next::Leave(b) = q.next(30) else { panic!() };
+        // At 15 the first train has been gone 5 > 2: no stall can come any more; the held
+        // train is handed on for 30, the last one waits behind it.
+        let Next::Leave(b) = q.next(15) else { panic!() };
         assert_eq!((b.depart, b.ser), (30, 5));
-        assert!(matches!(q.next(30), Next::WakeAt(40)));
-        let Next::Leave(c) = q.next(40) else { panic!() };
+        q.woken_at(35);
+        assert!(matches!(q.next(16), Next::Idle));
+        // Within the guard after the held train left, the last one waits for its time.
+        let mut r = q.clone();
+        r.woken_at(0);
+        assert!(matches!(r.next(31), Next::WakeAt(40)));
+        let Next::Leave(c) = q.next(35) else { panic!() };
         assert_eq!(c.depart, 40);
         assert!(matches!(q.next(40), Next::Idle));
     }
