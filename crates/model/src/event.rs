@@ -30,6 +30,8 @@ pub enum Ev {
     RespReady { qp: u32, job: RespJob },
     /// Prepared packets left their port: the engine may prepare more.
     TxSlot { packets: u32 },
+    /// A train cut for adapter port `port` may be due to leave.
+    Depart { port: u8 },
     /// Link-level flow control: the receiver of the link behind local port `port` has no
     /// buffer credit for new packets until `until` (picoseconds).
     Stall { port: u16, until: Time },

@@ -141,7 +141,8 @@ mod tests {
         for (from, to, key, msg) in [
             ("lanes = { value = 8,", "lanes = { value = 1e300,", "bus.lanes", "1..=32"),
             ("lanes = { value = 8,", "lanes = { value = 4294967296,", "bus.lanes", "found 4294967296"),
-            ("dllp_fraction = { value = 0.0814,", "dllp_fraction = { value = 3.5,", "bus.dllp_fraction", "out of range (allowed 0 to 1 fraction)"),
+            ("dllp_fraction = { value = 0.0026,", "dllp_fraction = { value = 3.5,", "bus.dllp_fraction", "out of range (allowed 0 to 1 fraction)"),
+            ("reverse_dllp_bytes = { value = 8,", "reverse_dllp_bytes = { value = 2.5,", "bus.reverse_dllp_bytes", "found 2.5"),
         ] {
             assert!(text.contains(from), "{from}");
             let e = Profile::parse("x.toml", &text.replacen(from, to, 1)).unwrap_err();

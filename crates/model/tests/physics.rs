@@ -424,3 +424,57 @@ fn one_core_copies_both_directions_of_uc_mpi() {
     let (uni, bi) = (mpi_bw(p.clone(), MpiDesign::Uc, 1400.0, 4 << 20, 64), mpi_bibw(p, MpiDesign::Uc, 1400.0, 4 << 20, 64));
     assert!(bi < 1.5 * uni, "both directions {bi:.1} vs one {uni:.1} MB/s");
 }
+
+#[test]
+fn pcie_dllps_answering_the_other_direction_cost_both_directions_more_than_one() {
+    // Acks and UpdateFCs travel opposite to the TLPs they answer. One direction of striped
+    // RDMA write leaves the sender's host-to-device direction (read completions) nearly free
+    // of them; both directions load it with the DLLPs for the adapter's writes as well, so
+    // per direction both carry less than one. More DLLP bytes per TLP never raise either,
+    // and an idle direction sends its DLLPs in idle time (latency does not move).
+    let stripe = |p: Profile, kind: PatternKind| {
+        let s = PatternSpec { kind, op: Op::RdmaWrite, size: 1 << 20, window: 16, warmup: 1, iterations: 2 };
+        setup(p, Ports::Stripe { threshold: 8192 }, 1, Service::Rc).run(&s).unwrap().value
+    };
+    let with = |bytes: u64| {
+        let mut p = prof("xeon-mt25208-pcie");
+        if let BusSpec::Pcie(b) = &mut p.bus {
+            b.reverse_dllp_bytes = bytes;
+        }
+        p
+    };
+    let (mut last_uni, mut last_bi) = (f64::MAX, f64::MAX);
+    for bytes in [0u64, 4, 8, 16] {
+        let (u, b) = (stripe(with(bytes), PatternKind::Bandwidth), stripe(with(bytes), PatternKind::BiBandwidth));
+        assert!(u <= last_uni * 1.001 && b <= last_bi * 1.001, "{bytes} B per DLLP: uni {u:.0}, bi {b:.0} MB/s");
+        if bytes == 0 {
+            assert!(b / 2.0 > u * 0.98, "no reverse DLLPs: bi {b:.0} vs uni {u:.0} MB/s");
+        } else {
+            assert!(b / 2.0 < u * 0.97, "{bytes} B per DLLP: bi {b:.0} per direction not below uni {u:.0} MB/s");
+        }
+        (last_uni, last_bi) = (u, b);
+    }
+    let (l0, l8) = (lat(with(0), Op::RdmaWrite, 4096), lat(with(8), Op::RdmaWrite, 4096));
+    assert!((l8 - l0).abs() < l0 * 0.005, "latency {l0:.3} -> {l8:.3} us");
+}
+
+#[test]
+fn a_credit_stall_holds_packets_already_cut_so_uc_never_counts_faster_than_the_wan_carries() {
+    // The DDR adapter feeds a switch whose uplink to the extender is 4X SDR: the switch's
+    // buffer fills and it withholds link credit. Packets the adapter has already prepared
+    // (up to its prefetch depth) must wait for credit too; if they left on time, the UC
+    // sender, which completes a message when its last packet leaves, would count
+    // completions faster than the path carries them.
+    let p = prof("woodcrest-infinihost-longbow");
+    let w = p.wan.clone().unwrap();
+    let data_mbytes = w.ib_lane_gbps * w.ib_lanes as f64 * w.ib_code.efficiency() * 1000.0 / 8.0;
+    for size in [512u64, 1024, 2048] {
+        // UC send: LRH 8 + BTH 12 + ICRC 4 + VCRC 2, plus the link's framing.
+        let path = data_mbytes * size as f64 / (size + 26 + p.link.framing_bytes as u64) as f64;
+        let s = PatternSpec { kind: PatternKind::Pipelined, op: Op::Send, size, window: 128, warmup: 128, iterations: 128 };
+        let sc = Scenario { topology: Topology::Wan { miles: 1400.0 }, ..setup(p.clone(), Ports::One, 1, Service::Uc) };
+        let got = sc.run(&s).unwrap().value;
+        assert!(got <= path * 1.003, "{size} B: UC counts {got:.1} MB/s, the path carries {path:.1}");
+        assert!(got >= path * 0.95, "{size} B: UC {got:.1} MB/s far below the path's {path:.1}");
+    }
+}

@@ -38,6 +38,11 @@ impl Pipe {
         }
     }
 
+    /// True when nothing is reserved at or after `t`.
+    pub fn idle_from(&self, t: Time) -> bool {
+        self.busy.back().is_none_or(|&(_, e)| e <= t)
+    }
+
     /// Occupies the pipe for `wire_bytes` starting no earlier than `ready`; returns the end.
     pub fn reserve(&mut self, ready: Time, wire_bytes: u64) -> Time {
         let dur = (wire_bytes as f64 * self.ps_per_byte).ceil() as Time;
@@ -119,8 +124,14 @@ pub struct PcieSpec {
     pub tlp_header_bytes: u64,
     /// Per-TLP data-link and physical bytes (sequence 2 + LCRC 4 + framing 2).
     pub tlp_framing_bytes: u64,
-    /// Share of each direction taken by DLLPs (Ack, UpdateFC) and SKP ordered sets.
+    /// Share of each direction taken by DLLPs (Ack, UpdateFC) and SKP ordered sets; with
+    /// `reverse_dllp_bytes` set, only what is not charged per TLP (SKP ordered sets).
     pub dllp_fraction: f64,
+    /// Wire bytes of one DLLP (6 + 2 framing) sent back per TLP received: each TLP crossing
+    /// one direction costs the other direction an Ack, and a write or read request (posted
+    /// or non-posted) also an UpdateFC returning its credits; a completion none (the
+    /// adapter advertises infinite completion credits). 0 = DLLPs only in `dllp_fraction`.
+    pub reverse_dllp_bytes: u64,
     /// Memory read latency seen by the device beyond transfer times, ns.
     pub read_latency_ns: f64,
     /// Time from a posted write leaving the link to it landing (memory or device), ns.
@@ -170,6 +181,7 @@ impl BusSpec {
                 tlp_header_bytes: t.param_u64("tlp_header_bytes", "bytes", 12)?,
                 tlp_framing_bytes: t.param_u64("tlp_framing_bytes", "bytes", 0)?,
                 dllp_fraction: t.param("dllp_fraction", "fraction")?,
+                reverse_dllp_bytes: if t.has("reverse_dllp_bytes") { t.param_u64("reverse_dllp_bytes", "bytes", 0)? } else { 0 },
                 read_latency_ns: t.param("read_latency_ns", "ns")?,
                 posted_latency_ns: t.param("posted_latency_ns", "ns")?,
             };
@@ -212,6 +224,11 @@ pub struct Bus {
     /// (the same integers a conversion per transfer gives).
     posted_ps: Time,
     read_ps: Time,
+    /// PCIe: DLLP bytes (`reverse_dllp_bytes`) each direction owes for TLPs that crossed
+    /// the other one; they go out with its next transfer (a DLLP waits for the TLP being
+    /// sent, then goes between TLPs), or in idle time if the direction is idle by then.
+    owed_up: u64,
+    owed_down: u64,
 }
 
 impl Bus {
@@ -229,7 +246,7 @@ impl Bus {
             BusSpec::Pcie(p) => (ns(p.posted_latency_ns), ns(p.read_latency_ns)),
             BusSpec::Pcix(x) => (ns(x.posted_latency_ns), ns(x.read_latency_ns)),
         };
-        Bus { spec: spec.clone(), up, down, posted_ps, read_ps }
+        Bus { spec: spec.clone(), up, down, posted_ps, read_ps, owed_up: 0, owed_down: 0 }
     }
 
     /// Forgets reservations that ended by `now`.
@@ -241,6 +258,13 @@ impl Bus {
     /// The bus parameters.
     pub fn spec(&self) -> &BusSpec {
         &self.spec
+    }
+
+    /// PCIe: a transfer of `wire` bytes on `pipe` from `ready`, carrying the DLLPs the
+    /// direction owes unless it is idle at `ready` (they went out in the idle time).
+    fn send(pipe: &mut Pipe, owed: &mut u64, ready: Time, wire: u64) -> Time {
+        let dllps = std::mem::take(owed);
+        pipe.reserve(ready, if pipe.idle_from(ready) { wire } else { wire + dllps })
     }
 
     /// PCI-X: wire-byte equivalent of `bytes` moved in bursts (data cycles plus protocol cycles).
@@ -258,7 +282,9 @@ impl Bus {
     pub fn mmio_write(&mut self, now: Time, bytes: u64) -> Time {
         match &self.spec {
             BusSpec::Pcie(p) => {
-                let end = self.down.reserve(now, bytes.div_ceil(4) * 4 + p.tlp_header_bytes + p.tlp_framing_bytes);
+                let wire = bytes.div_ceil(4) * 4 + p.tlp_header_bytes + p.tlp_framing_bytes;
+                let end = Self::send(&mut self.down, &mut self.owed_down, now, wire);
+                self.owed_up += 2 * p.reverse_dllp_bytes;
                 end + self.posted_ps
             }
             BusSpec::Pcix(x) => {
@@ -274,7 +300,8 @@ impl Bus {
         match &self.spec {
             BusSpec::Pcie(p) => {
                 let tlps = bytes.div_ceil(p.max_payload_bytes).max(1);
-                let end = self.up.reserve(now, bytes + tlps * (p.tlp_header_bytes + p.tlp_framing_bytes));
+                let end = Self::send(&mut self.up, &mut self.owed_up, now, bytes + tlps * (p.tlp_header_bytes + p.tlp_framing_bytes));
+                self.owed_down += tlps * 2 * p.reverse_dllp_bytes;
                 end + self.posted_ps
             }
             BusSpec::Pcix(x) => {
@@ -298,10 +325,13 @@ impl Bus {
         match &self.spec {
             BusSpec::Pcie(p) => {
                 let reqs = bytes.div_ceil(p.max_read_request_bytes).max(1);
-                let req_end = self.up.reserve(now, reqs * (p.tlp_header_bytes + p.tlp_framing_bytes));
+                let req_end = Self::send(&mut self.up, &mut self.owed_up, now, reqs * (p.tlp_header_bytes + p.tlp_framing_bytes));
+                self.owed_down += reqs * 2 * p.reverse_dllp_bytes;
                 let cpls = bytes.div_ceil(p.read_completion_bytes).max(1);
                 // Completions carry a 3-DW header.
-                self.down.reserve(req_end + self.read_ps, bytes + cpls * (12 + p.tlp_framing_bytes))
+                let end = Self::send(&mut self.down, &mut self.owed_down, req_end + self.read_ps, bytes + cpls * (12 + p.tlp_framing_bytes));
+                self.owed_up += cpls * p.reverse_dllp_bytes;
+                end
             }
             BusSpec::Pcix(x) => {
                 // Split transactions: a request per read byte count (protocol cycles only),
@@ -329,6 +359,7 @@ mod tests {
             tlp_header_bytes: 12,
             tlp_framing_bytes: 8,
             dllp_fraction: 0.0,
+            reverse_dllp_bytes: 0,
             read_latency_ns: 500.0,
             posted_latency_ns: 200.0,
         })
@@ -354,6 +385,30 @@ mod tests {
         // The read requests (20 B per 512 B read) share the write direction: a few percent.
         assert!(w2 <= w + w / 20, "{w2} vs {w}");
         assert!(r0 > 0);
+    }
+
+    #[test]
+    fn pcie_dllps_for_one_direction_go_out_with_the_other_directions_next_transfer() {
+        let spec = |dllp: u64| match pcie() {
+            BusSpec::Pcie(p) => BusSpec::Pcie(PcieSpec { reverse_dllp_bytes: dllp, ..p }),
+            x => x,
+        };
+        // A read keeps the host-to-device direction busy; writes under way meanwhile owe it
+        // an Ack and an UpdateFC per TLP, which lengthen its next transfer.
+        let (mut a, mut b) = (Bus::new(&spec(0)), Bus::new(&spec(8)));
+        for bus in [&mut a, &mut b] {
+            bus.dma_read(0, 1 << 16);
+            bus.dma_write(0, 1024);
+        }
+        let (ra, rb) = (a.dma_read(0, 1 << 16), b.dma_read(0, 1 << 16));
+        assert_eq!(b.down.wire_bytes - a.down.wire_bytes, 8 * 2 * 8 + 128 * 2 * 8, "8 write TLPs, 128 read requests");
+        assert!(rb > ra);
+        // An idle direction sends what it owes in its idle time.
+        let mut c = Bus::new(&spec(8));
+        c.dma_write(0, 1024);
+        let mut d = Bus::new(&spec(0));
+        d.dma_write(0, 1024);
+        assert_eq!(c.dma_read(1_000_000, 64), d.dma_read(1_000_000, 64));
     }
 
     #[test]

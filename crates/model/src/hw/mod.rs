@@ -13,3 +13,4 @@ pub mod memory;
 pub mod switch;
 pub mod switch_spec;
 pub mod wan_spec;
+pub mod wire_queue;
