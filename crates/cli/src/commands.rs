@@ -82,6 +82,14 @@ pub fn reproduce(studies: Vec<String>, out: PathBuf, claims: Option<PathBuf>, js
             let points = if t.points > 0 { format!("{:>5} points", t.points) } else { String::new() };
             say!("  {:>7.2} s  {:<28} {points}", t.wall_s, t.what);
         }
+        let sh = r.sharing;
+        say!(
+            "points shown by several figures run once: {} figure points, {} simulated ({} shared, {:.1} M events not simulated again)",
+            sh.figure_points,
+            sh.simulated,
+            sh.figure_points - sh.simulated,
+            sh.shared_events as f64 / 1e6
+        );
     }
     say!("report:  {}", r.files.html.display());
     say!("claims:  {}", r.files.claims_json.display());
