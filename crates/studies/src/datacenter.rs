@@ -105,7 +105,7 @@ fn worst_over(o: &Outcome) -> f64 {
         .fold(0.0, f64::max)
 }
 
-fn metric_points(m: Metric, runs: &[(u64, Outcome)]) -> Vec<(u64, f64)> {
+fn metric_points(m: Metric, runs: &[(u64, &Outcome)]) -> Vec<(u64, f64)> {
     match m {
         Metric::Wips => runs.iter().map(|(x, o)| (*x, o.throughput())).collect(),
         Metric::WorstOver => runs.iter().map(|(x, o)| (*x, worst_over(o))).collect(),
@@ -245,9 +245,10 @@ impl DcPlan {
         for ((k, _), o) in self.unique.iter().zip(self.outs) {
             done.insert(k.as_str(), o.into_inner().ok_or("a replay point was not run")??);
         }
-        let mut by: BTreeMap<(&str, usize), Vec<(u64, Outcome)>> = BTreeMap::new();
+        // Each figure reads its points' outcomes where they lie (no copy per figure).
+        let mut by: BTreeMap<(&str, usize), Vec<(u64, &Outcome)>> = BTreeMap::new();
         for j in &self.jobs {
-            by.entry((j.0, j.1)).or_default().push((j.2, done[point_key(&self.specs, j).as_str()].clone()));
+            by.entry((j.0, j.1)).or_default().push((j.2, &done[point_key(&self.specs, j).as_str()]));
         }
         let mut out: BTreeMap<&'static str, FigureResults> = BTreeMap::new();
         for f in &self.figs {
