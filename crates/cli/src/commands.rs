@@ -90,6 +90,13 @@ pub fn reproduce(studies: Vec<String>, out: PathBuf, claims: Option<PathBuf>, js
             sh.figure_points - sh.simulated,
             sh.shared_events as f64 / 1e6
         );
+        let q = r.queue;
+        say!(
+            "simulations: {} tasks, longest first; every core busy until the last started at {:.2} s, the last ended at {:.2} s",
+            q.tasks,
+            q.last_start_s,
+            q.wall_s
+        );
     }
     say!("report:  {}", r.files.html.display());
     say!("claims:  {}", r.files.claims_json.display());

@@ -34,4 +34,4 @@ mod vpi;
 
 pub use catalog::{catalog, FigureDef, StudyDef};
 pub use claimcalc::{Computed, FigureResults};
-pub use reproduce::{reproduce, FigureTiming, NoProgress, PointSharing, Progress, ReproduceOptions, ReproduceOutput, EMBEDDED_CLAIMS};
+pub use reproduce::{reproduce, FigureTiming, NoProgress, PointSharing, QueueSpan, Progress, ReproduceOptions, ReproduceOutput, EMBEDDED_CLAIMS};

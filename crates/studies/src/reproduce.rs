@@ -46,6 +46,17 @@ pub struct ReproduceOutput {
     pub timings: Vec<FigureTiming>,
     /// Points shown by several figures, simulated once.
     pub sharing: PointSharing,
+    /// How the run-wide queue of simulations used the cores.
+    pub queue: QueueSpan,
+}
+
+/// The run-wide queue of simulations: from its start, when the last task started (until
+/// then every core had work) and when the last ended.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct QueueSpan {
+    pub tasks: usize,
+    pub last_start_s: f64,
+    pub wall_s: f64,
 }
 
 /// How many of the figures' points were simulated: a point that several figures show (the
@@ -302,6 +313,11 @@ pub fn reproduce(opts: &ReproduceOptions, progress: &dyn Progress) -> Result<Rep
     let mut seen = vec![false; outs.len()];
     let shared_events: u64 = fig_slots.iter().flatten().filter(|&&u| std::mem::replace(&mut seen[u], true)).map(|&u| outs[u].as_ref().map_or(0, |p| p.events)).sum();
     let sharing = PointSharing { figure_points, simulated: first_use.len(), shared_events };
+    let queue = QueueSpan {
+        tasks: spans.len(),
+        wall_s: spans.iter().map(|s| s.1).fold(0.0, f64::max),
+        last_start_s: spans.iter().map(|s| s.0).fold(0.0, f64::max),
+    };
     let runs = fig_jobs.iter().zip(&fig_slots).zip(&plan).map(|((jobs, slots), (_, _, exp))| assemble(exp, jobs, slots.iter().map(|&u| outs[u].clone()).collect()));
     let (dc, pvfs) = (dc_plan.finish(), pvfs_plan.finish());
     let mut results: BTreeMap<&str, FigureResults> = BTreeMap::new();
@@ -467,5 +483,6 @@ pub fn reproduce(opts: &ReproduceOptions, progress: &dyn Progress) -> Result<Rep
         not_modelled_studies,
         timings,
         sharing,
+        queue,
     })
 }
