@@ -82,6 +82,21 @@ pub fn reproduce(studies: Vec<String>, out: PathBuf, claims: Option<PathBuf>, js
             let points = if t.points > 0 { format!("{:>5} points", t.points) } else { String::new() };
             say!("  {:>7.2} s  {:<28} {points}", t.wall_s, t.what);
         }
+        let sh = r.sharing;
+        say!(
+            "points shown by several figures run once: {} figure points, {} simulated ({} shared, {:.1} M events not simulated again)",
+            sh.figure_points,
+            sh.simulated,
+            sh.figure_points - sh.simulated,
+            sh.shared_events as f64 / 1e6
+        );
+        let q = r.queue;
+        say!(
+            "simulations: {} tasks, longest first; every core busy until the last started at {:.2} s, the last ended at {:.2} s",
+            q.tasks,
+            q.last_start_s,
+            q.wall_s
+        );
     }
     say!("report:  {}", r.files.html.display());
     say!("claims:  {}", r.files.claims_json.display());

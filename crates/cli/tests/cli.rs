@@ -83,6 +83,22 @@ fn reproduce_pcie_writes_everything_and_is_deterministic() {
     assert_eq!(claims["summary"]["total"].as_u64(), Some(list.len() as u64));
     assert_eq!(claims["summary"]["not_run"].as_u64(), Some(list.iter().filter(|c| c["status"] == "not_run").count() as u64));
     assert_every_figure_has_records_in_its_unit(&a);
+    // fig5's PCIe points are fig4's too (the same profile, operation and pattern): reproduce
+    // simulates them once, and fig5's records are what fig5 run alone gives.
+    let alone = scratch("rep-fig5");
+    let o = run(&["run", repo().join("studies/pcie/fig5.toml").to_str().unwrap(), "--out", alone.to_str().unwrap(), "-q"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let recs = |p: &Path| -> Vec<serde_json::Value> {
+        std::fs::read_to_string(p).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).filter(|r: &serde_json::Value| r["experiment"] == "pcie-fig5").collect()
+    };
+    let (shared, own) = (recs(&a.join("results.jsonl")), recs(&alone.join("results.jsonl")));
+    assert!(!shared.is_empty());
+    assert_eq!(shared.len(), own.len());
+    for (x, y) in shared.iter().zip(&own) {
+        for k in ["series", "size_bytes", "unit", "value", "summary", "events", "server_cpu_percent"] {
+            assert_eq!(x[k], y[k], "{k}: reproduce {x} vs run alone {y}");
+        }
+    }
 }
 
 #[test]

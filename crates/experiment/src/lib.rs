@@ -11,10 +11,12 @@ pub mod fit;
 pub mod live;
 pub mod live_mpi;
 pub mod toolout;
+mod point;
 mod run;
 mod spec;
 
-pub use run::{point_count, records_csv, records_jsonl, run_experiment, run_experiment_shard, write_records, SeriesResult, Shard};
+pub use point::{PointJob, PointKeys};
+pub use run::{assemble, point_count, point_jobs, records_csv, records_jsonl, run_experiment, run_experiment_shard, write_records, SeriesResult, Shard};
 pub use spec::{other_spec_kind, parse_experiment, Engine, Experiment, LiveSpec, PointSpec, SeriesSpec, XAxis};
 
 /// Version string stamped on every record.

@@ -1,9 +1,10 @@
 //! Running an experiment on the model: every (series, size) point in parallel, results in
 //! spec order (deterministic whatever the thread count).
 
-use crate::spec::{Experiment, Measure, PointSpec, SeriesSpec, XAxis};
+use crate::point::PointJob;
+use crate::spec::{Experiment, Measure, SeriesSpec, XAxis};
 use crate::VERSION;
-use interlab_model::{ModelError, Topology};
+use interlab_model::{ModelError, Point};
 use interlab_patterns::{PatternSpec, ResultRecord, RECORD_SCHEMA};
 use rayon::prelude::*;
 use std::path::Path;
@@ -131,46 +132,46 @@ impl Shard {
     }
 }
 
-/// Runs this shard's points; `tick` is called once per finished point.
-pub fn run_experiment_shard(exp: &Experiment, shard: Shard, tick: &(dyn Fn() + Sync)) -> Result<Vec<SeriesResult>, String> {
-    let jobs: Vec<(usize, PointSpec)> = exp
-        .series
+/// The points of this shard, in spec order.
+pub fn point_jobs(exp: &Experiment, shard: Shard) -> Vec<PointJob> {
+    exp.series
         .iter()
         .enumerate()
         .flat_map(|(i, s)| s.points().into_iter().map(move |p| (i, p)))
         .enumerate()
         .filter(|(k, _)| shard.has(*k))
-        .map(|(_, j)| j)
-        .collect();
-    type Job = Result<(usize, PointSpec, interlab_model::Point), (String, u64, ModelError)>;
-    let results: Vec<Job> = jobs
+        .map(|(_, (i, pt))| PointJob::new(exp, i, pt))
+        .collect()
+}
+
+/// Runs this shard's points; `tick` is called once per finished point.
+pub fn run_experiment_shard(exp: &Experiment, shard: Shard, tick: &(dyn Fn() + Sync)) -> Result<Vec<SeriesResult>, String> {
+    let jobs = point_jobs(exp, shard);
+    let results: Vec<Result<Point, ModelError>> = jobs
         .par_iter()
-        .map(|&(i, pt)| {
-            let s = &exp.series[i];
-            let spec = s.pattern_at(pt.size);
-            let mut setup = s.setup.clone();
-            if let Some(m) = pt.miles {
-                setup.topology = Topology::Wan { miles: m };
-            }
-            setup.clients = pt.clients;
-            setup.procs_per_node = pt.procs;
-            let r = if s.measure == Measure::Connect { interlab_model::connect::connect_time(&setup) } else { setup.run(&spec) };
-            let r = r.map(|p| (i, pt, p)).map_err(|e| (s.label.clone(), pt.size, e));
+        .map(|j| {
+            let r = j.run();
             tick();
             r
         })
         .collect();
+    assemble(exp, &jobs, results)
+}
+
+/// The series of `exp` from its points `jobs` (spec order) and their results, one each; the
+/// first point that failed (in spec order) is the error.
+pub fn assemble(exp: &Experiment, jobs: &[PointJob], results: Vec<Result<Point, ModelError>>) -> Result<Vec<SeriesResult>, String> {
     let mut out: Vec<SeriesResult> = exp
         .series
         .iter()
         .map(|s| SeriesResult { label: s.label.clone(), points: vec![], x_axis: s.x_axis(), server_cpu: vec![], unit: String::new(), records: vec![] })
         .collect();
-    for r in results {
-        let (i, pt, p) = r.map_err(|(label, size, e)| format!("{}: series `{label}`, size {size} B: {e}", exp.file))?;
+    for (j, r) in jobs.iter().zip(results) {
+        let (i, pt) = (j.series, j.pt);
         let s = &exp.series[i];
+        let mut p = r.map_err(|e| format!("{}: series `{}`, size {} B: {e}", exp.file, s.label, pt.size))?;
         let spec = s.pattern_at(pt.size);
         let x = pt.x(out[i].x_axis).round() as u64;
-        let mut p = p;
         let part = match s.measure {
             Measure::Total | Measure::Connect => None,
             Measure::First => s.setup.sock,

@@ -233,12 +233,28 @@ struct Flow {
 enum Ev {
     Start(u32),
     Next(usize),
-    Arrive { flow: usize, link: u8, bytes: u64, up: bool, idle: bool },
+    /// A message arrives; `recv_cpu_us` is its receive-side CPU (`NetCost::recv_cpu` of its size).
+    Arrive { flow: usize, link: u8, recv_cpu_us: f64, up: bool, idle: bool },
     End,
+}
+
+/// What every message on a link shares, taken from its cost table once per run.
+struct LinkConst {
+    /// CPU of a small (1-byte) message at both ends, us (`send_cpu(1) + recv_cpu(1)`).
+    small_cpu_us: f64,
+    /// One-way latency of a small message, us.
+    small_latency_us: f64,
+    /// `small_cpu_us` in ps.
+    small_cpu: Time,
+    /// The SDP idle threshold, ps.
+    idle: Option<Time>,
+    /// Connection set-up time, ps.
+    connect: Time,
 }
 
 struct Dc {
     cfg: Config,
+    consts: Vec<LinkConst>,
     wl: Box<dyn Workload>,
     rngs: Vec<Rng>,
     /// Core pools: one per tier, then the shared host's.
@@ -376,11 +392,11 @@ impl Dc {
                         self.conn_mut(l, c).last = None;
                     }
                     self.connects += 1;
-                    let (from, to, cost) = (self.cfg.links[l].from, self.cfg.links[l].to, self.cfg.links[l].cost.clone());
-                    let small = us(cost.send_cpu(1) + cost.recv_cpu(1));
+                    let (from, to, k) = (self.cfg.links[l].from, self.cfg.links[l].to, &self.consts[l]);
+                    let (small, connect) = (k.small_cpu, k.connect);
                     self.reserve_net(from, now, small);
                     self.reserve_net(to, now, small);
-                    ctx.schedule_self(us(cost.connect_us), Ev::Next(f));
+                    ctx.schedule_self(connect, Ev::Next(f));
                     return;
                 }
                 Step::Cpu { tier, ns } => {
@@ -391,25 +407,25 @@ impl Dc {
                 Step::Send { link, bytes, up } => {
                     let l = link as usize;
                     let c = flow.conns[l];
-                    let cost = self.cfg.links[l].cost.clone();
-                    let idle = match (cost.idle_us, c) {
-                        (Some(th), c) if c != NONE => self.conn_mut(l, c).last.is_some_and(|t| now.saturating_sub(t) > us(th)),
+                    let idle = match (self.consts[l].idle, c) {
+                        (Some(th), c) if c != NONE => self.conn_mut(l, c).last.is_some_and(|t| now.saturating_sub(t) > th),
                         _ => false,
                     };
-                    let lk = &self.cfg.links[l];
+                    let (lk, k) = (&self.cfg.links[l], &self.consts[l]);
+                    let m = lk.cost.at(bytes);
                     let sender = if up { lk.to } else { lk.from };
-                    let mut wire = (cost.latency(bytes) - cost.send_cpu(bytes) - cost.recv_cpu(bytes)).max(0.0);
-                    let mut cpu_s = cost.send_cpu(bytes);
+                    let mut wire = (m.latency_us - m.send_cpu_us - m.recv_cpu_us).max(0.0);
+                    let mut cpu_s = m.send_cpu_us;
                     if idle {
                         // The control round trip: each end sends one small message and receives one.
                         self.idle_penalties += 1;
-                        let small = cost.send_cpu(1) + cost.recv_cpu(1);
+                        let small = k.small_cpu_us;
                         cpu_s += small;
-                        wire += (2.0 * cost.latency(1) - 2.0 * small).max(0.0);
+                        wire += (2.0 * k.small_latency_us - 2.0 * small).max(0.0);
                     }
                     self.messages += 1;
                     let end = self.reserve_net(sender, now, us(cpu_s));
-                    ctx.send_at(ctx.me(), end + us(wire), Ev::Arrive { flow: f, link, bytes, up, idle });
+                    ctx.send_at(ctx.me(), end + us(wire), Ev::Arrive { flow: f, link, recv_cpu_us: m.recv_cpu_us, up, idle });
                     return;
                 }
                 Step::Fork(children) => {
@@ -464,15 +480,14 @@ impl Component<Ev> for Dc {
                 self.run_flow(f, ctx);
             }
             Ev::Next(f) => self.run_flow(f, ctx),
-            Ev::Arrive { flow, link, bytes, up, idle } => {
+            Ev::Arrive { flow, link, recv_cpu_us, up, idle } => {
                 let now = ctx.now();
                 let l = link as usize;
-                let cost = self.cfg.links[l].cost.clone();
                 let lk = &self.cfg.links[l];
                 let receiver = if up { lk.from } else { lk.to };
-                let mut cpu = cost.recv_cpu(bytes);
+                let mut cpu = recv_cpu_us;
                 if idle {
-                    cpu += cost.send_cpu(1) + cost.recv_cpu(1);
+                    cpu += self.consts[l].small_cpu_us;
                 }
                 // Work the receiver does next on the same tier joins the same reservation
                 // (one event fewer; the core runs both back to back).
@@ -530,8 +545,18 @@ pub fn run(cfg: &Config, wl: Box<dyn Workload>) -> Result<Outcome, String> {
             waiters: VecDeque::new(),
         })
         .collect();
+    let consts = cfg
+        .links
+        .iter()
+        .map(|l| {
+            let c = &l.cost;
+            let small_cpu_us = c.send_cpu(1) + c.recv_cpu(1);
+            LinkConst { small_cpu_us, small_latency_us: c.latency(1), small_cpu: us(small_cpu_us), idle: c.idle_us.map(us), connect: us(c.connect_us) }
+        })
+        .collect();
     let dc = Dc {
         cfg: cfg.clone(),
+        consts,
         wl,
         rngs: (0..cfg.browsers).map(|b| Rng::stream(cfg.seed, b as u64 + 1)).collect(),
         cores: cfg.tiers.iter().map(|t| vec![0; if t.shared { 0 } else { t.cores as usize }]).chain([vec![0; cfg.host_cores as usize]]).collect(),

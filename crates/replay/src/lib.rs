@@ -10,7 +10,7 @@ pub mod table;
 pub mod workload;
 
 pub use engine::{Completion, Config, LinkCfg, Outcome, Step, TierCfg, Workload};
-pub use netcost::{NetCost, Protocol};
+pub use netcost::{MsgCost, NetCost, Protocol};
 pub use spec::{CostCache, DcSpec, Kind};
 pub use table::InteractionTable;
 

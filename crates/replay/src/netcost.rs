@@ -103,20 +103,65 @@ pub struct NetCost {
     pub events: u64,
 }
 
-fn interp(xs: &[u64], ys: &[f64], x: u64) -> f64 {
+/// Where `x` falls on the size grid `xs`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Seg {
+    /// No grid: every value 0.
+    Empty,
+    /// At or below the first size (or a grid of one size): the first value.
+    First,
+    /// Between sizes `i - 1` and `i` (beyond the last: the last segment).
+    At(usize),
+}
+
+fn segment(xs: &[u64], x: u64) -> Seg {
     let n = xs.len();
     if n == 0 {
-        return 0.0;
+        return Seg::Empty;
     }
     if n == 1 || x <= xs[0] {
-        return ys[0];
+        return Seg::First;
     }
-    let i = xs.iter().position(|&s| s >= x).unwrap_or(n - 1).max(1);
-    let (x0, x1, y0, y1) = (xs[i - 1] as f64, xs[i] as f64, ys[i - 1], ys[i]);
-    (y0 + (y1 - y0) * (x as f64 - x0) / (x1 - x0)).max(0.0)
+    Seg::At(xs.iter().position(|&s| s >= x).unwrap_or(n - 1).max(1))
+}
+
+/// The value of `ys` at `x` on segment `seg` of the grid `xs`.
+fn value(xs: &[u64], ys: &[f64], x: u64, seg: Seg) -> f64 {
+    match seg {
+        Seg::Empty => 0.0,
+        Seg::First => ys[0],
+        Seg::At(i) => {
+            let (x0, x1, y0, y1) = (xs[i - 1] as f64, xs[i] as f64, ys[i - 1], ys[i]);
+            (y0 + (y1 - y0) * (x as f64 - x0) / (x1 - x0)).max(0.0)
+        }
+    }
+}
+
+fn interp(xs: &[u64], ys: &[f64], x: u64) -> f64 {
+    value(xs, ys, x, segment(xs, x))
+}
+
+/// What one message of a size costs: each figure exactly as [`NetCost::latency`],
+/// [`NetCost::send_cpu`] and [`NetCost::recv_cpu`] give it, the grid searched once.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MsgCost {
+    pub latency_us: f64,
+    pub send_cpu_us: f64,
+    pub recv_cpu_us: f64,
 }
 
 impl NetCost {
+    /// Latency and both ends' CPU of a message of `bytes`, us.
+    pub fn at(&self, bytes: u64) -> MsgCost {
+        let x = bytes.max(1);
+        let seg = segment(&self.sizes, x);
+        MsgCost {
+            latency_us: value(&self.sizes, &self.latency_us, x, seg),
+            send_cpu_us: value(&self.sizes, &self.send_cpu_us, x, seg),
+            recv_cpu_us: value(&self.sizes, &self.recv_cpu_us, x, seg),
+        }
+    }
+
     /// One-way latency of a message of `bytes`, us.
     pub fn latency(&self, bytes: u64) -> f64 {
         interp(&self.sizes, &self.latency_us, bytes.max(1))
@@ -221,6 +266,19 @@ mod tests {
         assert_eq!(c.latency(1), 10.0);
         assert!((c.latency(501) - 15.0).abs() < 1e-9);
         assert!((c.cpu(2001) - 6.0).abs() < 1e-9, "extrapolates the last slope");
+    }
+
+    #[test]
+    fn a_message_costs_at_one_size_what_the_three_lookups_give() {
+        let c = NetCost::from_split_points(Protocol::Eth, &[(1, 10.0, 1.0, 3.0), (1001, 20.0, 3.0, 5.0), (5001, 70.0, 9.0, 4.0)], 50.0, None);
+        for b in [0, 1, 2, 500, 1000, 1001, 1002, 3000, 5001, 9000, u64::MAX] {
+            let m = c.at(b);
+            assert_eq!((m.latency_us, m.send_cpu_us, m.recv_cpu_us), (c.latency(b), c.send_cpu(b), c.recv_cpu(b)), "{b} B");
+        }
+        let one = NetCost::from_split_points(Protocol::Eth, &[(100, 10.0, 1.0, 3.0)], 50.0, None);
+        assert_eq!(one.at(5000), MsgCost { latency_us: 10.0, send_cpu_us: 1.0, recv_cpu_us: 3.0 });
+        let none = NetCost::from_split_points(Protocol::Eth, &[], 50.0, None);
+        assert_eq!(none.at(5000), MsgCost { latency_us: 0.0, send_cpu_us: 0.0, recv_cpu_us: 0.0 });
     }
 
     #[test]

@@ -9,7 +9,7 @@ use crate::table::InteractionTable;
 use crate::workload::{secs, SizeShape, SpecPage, Specweb, StaticContent, Tpcw, TpcwSsl};
 use interlab_tpcw::tpcw::Mix;
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use toml::Value;
 
 /// Which workload.
@@ -436,10 +436,11 @@ impl DcSpec {
     }
 }
 
-/// Network cost tables, computed once per (profile, protocol) and shared.
+/// Network cost tables, computed once per (profile, protocol) and shared: a second asker
+/// for a table being built waits for it instead of building it again.
 #[derive(Default)]
 pub struct CostCache {
-    map: Mutex<BTreeMap<(String, Protocol), Arc<NetCost>>>,
+    map: Mutex<BTreeMap<(String, Protocol), Arc<OnceLock<Result<Arc<NetCost>, String>>>>>,
 }
 
 impl CostCache {
@@ -449,23 +450,19 @@ impl CostCache {
 
     /// The table of `protocol` on `profile` (runs the model the first time).
     pub fn get(&self, profile: &str, protocol: Protocol) -> Result<Arc<NetCost>, String> {
-        if let Some(c) = self.map.lock().map_err(|_| "cost cache poisoned")?.get(&(profile.to_string(), protocol)) {
-            return Ok(c.clone());
-        }
-        let c = Arc::new(NetCost::from_model(profile, protocol)?);
-        self.map.lock().map_err(|_| "cost cache poisoned")?.insert((profile.to_string(), protocol), c.clone());
-        Ok(c)
+        let cell = self.map.lock().map_err(|_| "cost cache poisoned")?.entry((profile.to_string(), protocol)).or_default().clone();
+        cell.get_or_init(|| NetCost::from_model(profile, protocol).map(Arc::new)).clone()
     }
 
     /// Puts a given table in (tests).
     pub fn insert(&self, profile: &str, c: NetCost) {
         if let Ok(mut m) = self.map.lock() {
-            m.insert((profile.to_string(), c.protocol), Arc::new(c));
+            m.insert((profile.to_string(), c.protocol), Arc::new(OnceLock::from(Ok(Arc::new(c)))));
         }
     }
 
     /// Model events simulated for the tables so far.
     pub fn events(&self) -> u64 {
-        self.map.lock().map(|m| m.values().map(|c| c.events).sum()).unwrap_or(0)
+        self.map.lock().map(|m| m.values().filter_map(|c| c.get().and_then(|r| r.as_ref().ok())).map(|c| c.events).sum()).unwrap_or(0)
     }
 }

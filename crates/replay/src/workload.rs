@@ -91,7 +91,9 @@ pub fn tpcw_program(s: &PageSample, b: u32, lanes: u32, connect: bool, browser_c
     let web_share = split(s.web_cpu_ns, 1 + s.images.len());
     // The browser's CPU: its share for the page when the page arrives, one per image.
     let browser_share = if browser_cpu { split(s.browser_cpu_ns, 1 + s.images.len()) } else { 0 };
-    let mut p = vec![Step::Acquire { link: 0, slot: base }];
+    // Room for every step below (and one more the caller may insert): no regrowth.
+    let mut p = Vec::with_capacity(16 + 3 * s.web_app.len() + 3 * s.app_db.len());
+    p.push(Step::Acquire { link: 0, slot: base });
     if connect {
         p.push(Step::Connect { link: 0 });
     }
@@ -133,7 +135,8 @@ pub fn tpcw_program(s: &PageSample, b: u32, lanes: u32, connect: bool, browser_c
         let n = lanes.clamp(1, s.images.len() as u32) as usize;
         let mut forks: Vec<Vec<Step>> = Vec::with_capacity(n);
         for lane in 0..n {
-            let mut q = vec![Step::Acquire { link: 0, slot: base + 1 + lane as u32 }];
+            let mut q = Vec::with_capacity(3 + 4 * s.images.len().div_ceil(n));
+            q.push(Step::Acquire { link: 0, slot: base + 1 + lane as u32 });
             if connect {
                 q.push(Step::Connect { link: 0 });
             }
@@ -376,7 +379,8 @@ impl Workload for Specweb {
             let n = self.image_lanes.clamp(1, pg.images.len() as u32) as usize;
             let forks = (0..n)
                 .map(|lane| {
-                    let mut q = vec![Step::Acquire { link: 0, slot: base + 1 + lane as u32 }];
+                    let mut q = Vec::with_capacity(2 + 3 * pg.images.len().div_ceil(n));
+                    q.push(Step::Acquire { link: 0, slot: base + 1 + lane as u32 });
                     for &im in pg.images.iter().skip(lane).step_by(n) {
                         q.push(Step::Send { link: 0, bytes: self.request_bytes, up: false });
                         let mut c = self.static_cpu_ns;

@@ -8,13 +8,12 @@
 
 use crate::catalog::FigureDef;
 use crate::claimcalc::{boolean, num, series, Computed, FigureResults};
-use interlab_replay::{CostCache, DcSpec, InteractionTable, Kind, Outcome};
+use interlab_replay::{CostCache, DcSpec, InteractionTable, Kind, Outcome, Protocol};
 use interlab_tpcw::tpcw::Interaction;
 use interlab_experiment::{SeriesResult, XAxis};
 use interlab_report::Scale;
-use rayon::prelude::*;
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// What a figure plots from the runs of its spec.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -106,7 +105,7 @@ fn worst_over(o: &Outcome) -> f64 {
         .fold(0.0, f64::max)
 }
 
-fn metric_points(m: Metric, runs: &[(u64, Outcome)]) -> Vec<(u64, f64)> {
+fn metric_points(m: Metric, runs: &[(u64, &Outcome)]) -> Vec<(u64, f64)> {
     match m {
         Metric::Wips => runs.iter().map(|(x, o)| (*x, o.throughput())).collect(),
         Metric::WorstOver => runs.iter().map(|(x, o)| (*x, worst_over(o))).collect(),
@@ -136,8 +135,33 @@ fn metric_points(m: Metric, runs: &[(u64, Outcome)]) -> Vec<(u64, f64)> {
     }
 }
 
-/// Runs every data-center figure of the selected studies: study id -> figure id -> series.
-pub fn run(selected: &dyn Fn(&str) -> bool) -> Result<BTreeMap<&'static str, FigureResults>, String> {
+/// The data-center figures of the selected studies, planned: their specs parsed once each,
+/// their points listed (a point configured identically in two specs, labels aside, once),
+/// ready to run as tasks of the run-wide queue ([`DcPlan::tasks`]) and then to be turned
+/// into series ([`DcPlan::finish`]).
+pub struct DcPlan {
+    figs: Vec<DcFig>,
+    specs: BTreeMap<&'static str, Vec<DcSpec>>,
+    table: Arc<InteractionTable>,
+    costs: CostCache,
+    /// The cost tables the points use: (profile, protocol).
+    needed: Vec<(String, Protocol)>,
+    tables: Vec<OnceLock<Result<(), String>>>,
+    /// Every (spec, series, x) point.
+    jobs: Vec<(&'static str, usize, u64)>,
+    /// The distinct points, by key.
+    unique: Vec<(String, (&'static str, usize, u64))>,
+    outs: Vec<OnceLock<Result<Outcome, String>>>,
+}
+
+/// A point configured identically in two specs (labels aside) has one key.
+fn point_key(specs: &BTreeMap<&'static str, Vec<DcSpec>>, &(path, si, x): &(&'static str, usize, u64)) -> String {
+    let s = DcSpec { name: String::new(), label: String::new(), ..specs[path][si].clone() };
+    format!("{s:?} {x}")
+}
+
+/// Plans the data-center figures of the selected studies.
+pub fn plan(selected: &dyn Fn(&str) -> bool) -> Result<DcPlan, String> {
     let figs: Vec<DcFig> = all_figs().into_iter().filter(|f| selected(f.study)).collect();
     // Unique specs, each parsed once.
     let mut specs: BTreeMap<&'static str, Vec<DcSpec>> = BTreeMap::new();
@@ -146,9 +170,6 @@ pub fn run(selected: &dyn Fn(&str) -> bool) -> Result<BTreeMap<&'static str, Fig
             specs.insert(f.def.spec_path, DcSpec::parse(f.def.spec_path, f.def.spec)?);
         }
     }
-    let table = Arc::new(InteractionTable::builtin());
-    let costs = CostCache::new();
-    // Every (spec, series, x) point, in parallel.
     let mut jobs: Vec<(&'static str, usize, u64)> = Vec::new();
     for (path, ss) in &specs {
         for (si, s) in ss.iter().enumerate() {
@@ -156,62 +177,101 @@ pub fn run(selected: &dyn Fn(&str) -> bool) -> Result<BTreeMap<&'static str, Fig
             jobs.extend(xs.into_iter().map(|x| (*path, si, x)));
         }
     }
-    // Cost tables first (shared by many points).
-    let mut needed: Vec<(String, interlab_replay::Protocol)> =
-        specs.values().flatten().flat_map(|s| s.protocols.iter().map(move |p| (s.profile.clone(), *p))).collect();
+    let mut needed: Vec<(String, Protocol)> = specs.values().flatten().flat_map(|s| s.protocols.iter().map(move |p| (s.profile.clone(), *p))).collect();
     needed.sort();
     needed.dedup();
-    needed.par_iter().map(|(prof, p)| costs.get(prof, *p).map(|_| ())).collect::<Result<Vec<()>, String>>()?;
-    // A point configured identically in two specs (labels aside) runs once.
-    let key = |&(path, si, x): &(&'static str, usize, u64)| {
-        let s = DcSpec { name: String::new(), label: String::new(), ..specs[path][si].clone() };
-        format!("{s:?} {x}")
-    };
     let mut unique: BTreeMap<String, (&'static str, usize, u64)> = BTreeMap::new();
     for j in &jobs {
-        unique.entry(key(j)).or_insert(*j);
+        unique.entry(point_key(&specs, j)).or_insert(*j);
     }
     let unique: Vec<(String, (&'static str, usize, u64))> = unique.into_iter().collect();
-    let outs: Vec<Result<Outcome, String>> = unique
-        .par_iter()
-        .map(|(_, (path, si, x))| {
-            let s = &specs[path][*si];
-            if s.kind == Kind::Static {
-                s.run_point(&table, &costs, s.browsers[0], *x)
-            } else {
-                s.run_point(&table, &costs, *x as u32, 0)
-            }
-        })
-        .collect();
-    let mut done: BTreeMap<&str, Outcome> = BTreeMap::new();
-    for ((k, _), o) in unique.iter().zip(outs) {
-        done.insert(k.as_str(), o?);
+    Ok(DcPlan {
+        tables: needed.iter().map(|_| OnceLock::new()).collect(),
+        outs: unique.iter().map(|_| OnceLock::new()).collect(),
+        figs,
+        specs,
+        table: Arc::new(InteractionTable::builtin()),
+        costs: CostCache::new(),
+        needed,
+        jobs,
+        unique,
+    })
+}
+
+/// A rough count of the events of a replay point, for the order of the run-wide queue:
+/// about 100 per browser and simulated second (TPC-W and SPECweb at 0.1 of their think
+/// times); static content about 30000 per client and second for 4 KiB files, fewer for
+/// larger ones. Only an order: it decides no result.
+fn cost_estimate(s: &DcSpec, x: u64) -> u64 {
+    let secs = s.warmup_s + s.measure_s;
+    let est = if s.kind == Kind::Static {
+        f64::from(s.browsers.first().copied().unwrap_or(1)) * secs * 30_000.0 / (1.0 + x as f64 / 4096.0)
+    } else {
+        x as f64 * secs * 100.0
+    };
+    est.max(1.0) as u64
+}
+
+impl DcPlan {
+    /// Distinct replay points.
+    pub fn points(&self) -> usize {
+        self.unique.len()
     }
-    let mut by: BTreeMap<(&str, usize), Vec<(u64, Outcome)>> = BTreeMap::new();
-    for j in &jobs {
-        by.entry((j.0, j.1)).or_default().push((j.2, done[key(j).as_str()].clone()));
+
+    /// The cost tables (first: every point waits for its tables) and the points.
+    pub fn tasks(&self) -> Vec<crate::schedule::Task<'_>> {
+        let mut t = Vec::new();
+        for ((prof, p), slot) in self.needed.iter().zip(&self.tables) {
+            t.push(crate::schedule::Task::new(u64::MAX, move || {
+                let _ = slot.set(self.costs.get(prof, *p).map(|_| ()));
+            }));
+        }
+        for ((_, (path, si, x)), slot) in self.unique.iter().zip(&self.outs) {
+            let s = &self.specs[path][*si];
+            t.push(crate::schedule::Task::new(cost_estimate(s, *x), move || {
+                let r = if s.kind == Kind::Static { s.run_point(&self.table, &self.costs, s.browsers[0], *x) } else { s.run_point(&self.table, &self.costs, *x as u32, 0) };
+                let _ = slot.set(r);
+            }));
+        }
+        t
     }
-    let mut out: BTreeMap<&'static str, FigureResults> = BTreeMap::new();
-    for f in &figs {
-        let ss = &specs[f.def.spec_path];
-        let series: Vec<SeriesResult> = ss
-            .iter()
-            .enumerate()
-            .map(|(si, s)| {
-                let runs = &by[&(f.def.spec_path, si)];
-                SeriesResult {
-                    label: if s.label.is_empty() { s.name.clone() } else { s.label.clone() },
-                    points: metric_points(f.metric, runs),
-                    x_axis: if s.kind == Kind::Static { XAxis::Size } else { XAxis::Clients },
-                    server_cpu: runs.iter().map(|(x, o)| (*x, o.tier_util.get(1).copied().unwrap_or(0.0) * 100.0)).collect(),
-                    unit: f.def.y_label.to_string(),
-                    records: vec![],
-                }
-            })
-            .collect();
-        out.entry(f.study).or_default().insert(f.def.id.to_string(), series);
+
+    /// Study id -> figure id -> series, once every task has run.
+    pub fn finish(self) -> Result<BTreeMap<&'static str, FigureResults>, String> {
+        for t in self.tables {
+            t.into_inner().ok_or("a cost table was not built")??;
+        }
+        let mut done: BTreeMap<&str, Outcome> = BTreeMap::new();
+        for ((k, _), o) in self.unique.iter().zip(self.outs) {
+            done.insert(k.as_str(), o.into_inner().ok_or("a replay point was not run")??);
+        }
+        // Each figure reads its points' outcomes where they lie (no copy per figure).
+        let mut by: BTreeMap<(&str, usize), Vec<(u64, &Outcome)>> = BTreeMap::new();
+        for j in &self.jobs {
+            by.entry((j.0, j.1)).or_default().push((j.2, &done[point_key(&self.specs, j).as_str()]));
+        }
+        let mut out: BTreeMap<&'static str, FigureResults> = BTreeMap::new();
+        for f in &self.figs {
+            let ss = &self.specs[f.def.spec_path];
+            let series: Vec<SeriesResult> = ss
+                .iter()
+                .enumerate()
+                .map(|(si, s)| {
+                    let runs = &by[&(f.def.spec_path, si)];
+                    SeriesResult {
+                        label: if s.label.is_empty() { s.name.clone() } else { s.label.clone() },
+                        points: metric_points(f.metric, runs),
+                        x_axis: if s.kind == Kind::Static { XAxis::Size } else { XAxis::Clients },
+                        server_cpu: runs.iter().map(|(x, o)| (*x, o.tier_util.get(1).copied().unwrap_or(0.0) * 100.0)).collect(),
+                        unit: f.def.y_label.to_string(),
+                        records: vec![],
+                    }
+                })
+                .collect();
+            out.entry(f.study).or_default().insert(f.def.id.to_string(), series);
+        }
+        Ok(out)
     }
-    Ok(out)
 }
 
 /// WIPS at the highest error-free load of a series (fig "wips" and its over-limit twin).

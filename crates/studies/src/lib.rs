@@ -28,9 +28,10 @@ mod ipoib_offload;
 mod pcie;
 pub mod pvfs;
 mod reproduce;
+mod schedule;
 mod sdp;
 mod vpi;
 
 pub use catalog::{catalog, FigureDef, StudyDef};
 pub use claimcalc::{Computed, FigureResults};
-pub use reproduce::{reproduce, NoProgress, Progress, ReproduceOptions, ReproduceOutput, EMBEDDED_CLAIMS};
+pub use reproduce::{reproduce, FigureTiming, NoProgress, PointSharing, QueueSpan, Progress, ReproduceOptions, ReproduceOutput, EMBEDDED_CLAIMS};

@@ -31,7 +31,7 @@ use interlab_patterns::{Op, PatternKind, PatternSpec};
 use interlab_report::Scale;
 use rayon::prelude::*;
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use toml::Value;
 
 use crate::catalog::FigureDef;
@@ -198,29 +198,86 @@ pub fn figure_defs(study: &str) -> Vec<FigureDef> {
     }
 }
 
-/// Runs the PVFS figures when the sdp study is selected: figure id -> series.
-pub fn run(selected: &dyn Fn(&str) -> bool) -> Result<BTreeMap<&'static str, FigureResults>, String> {
-    let mut out: BTreeMap<&'static str, FigureResults> = BTreeMap::new();
-    if !selected("sdp") {
-        return Ok(out);
+/// The PVFS figures of a run (when the sdp study is selected), planned: one task per
+/// (figure, series, I/O-server count) for the run-wide queue ([`PvfsPlan::tasks`]), then
+/// the series ([`PvfsPlan::finish`]).
+pub struct PvfsPlan {
+    figs: Vec<(FigureDef, PvfsSpec, Arc<Profile>)>,
+    /// (figure, series, I/O servers).
+    jobs: Vec<(usize, usize, u32)>,
+    /// (aggregate MB/s, first I/O server's CPU %) of each job.
+    outs: Vec<OnceLock<Result<(f64, f64), String>>>,
+}
+
+/// Plans the PVFS figures if the sdp study is selected.
+pub fn plan(selected: &dyn Fn(&str) -> bool) -> Result<PvfsPlan, String> {
+    let mut figs = Vec::new();
+    if selected("sdp") {
+        for f in all_figs() {
+            let spec = PvfsSpec::parse(f.def.spec_path, f.def.spec)?;
+            let profile = Arc::new(Profile::load(&spec.profile).map_err(|e| e.to_string())?);
+            figs.push((f.def, spec, profile));
+        }
     }
-    for f in all_figs() {
-        let spec = PvfsSpec::parse(f.def.spec_path, f.def.spec)?;
-        let series = run_spec(&spec)?
-            .into_iter()
-            .map(|s| SeriesResult {
-                label: s.label,
-                points: s.points.iter().map(|p| (u64::from(p.0), p.1)).collect(),
-                // The node count on the x axis (here: I/O servers).
-                x_axis: XAxis::Clients,
-                server_cpu: s.points.iter().map(|p| (u64::from(p.0), p.2)).collect(),
-                unit: f.def.y_label.to_string(),
-                records: vec![],
+    let jobs: Vec<(usize, usize, u32)> = figs
+        .iter()
+        .enumerate()
+        .flat_map(|(fi, (_, spec, _))| (0..spec.series.len()).flat_map(move |si| spec.io_servers.iter().map(move |&n| (fi, si, n))))
+        .collect();
+    Ok(PvfsPlan { outs: jobs.iter().map(|_| OnceLock::new()).collect(), figs, jobs })
+}
+
+impl PvfsPlan {
+    /// Points to simulate.
+    pub fn points(&self) -> usize {
+        self.jobs.len()
+    }
+
+    /// One task per point; its cost estimate is the strips it moves times 8 events (only an
+    /// order for the queue).
+    pub fn tasks(&self) -> Vec<crate::schedule::Task<'_>> {
+        self.jobs
+            .iter()
+            .zip(&self.outs)
+            .map(|(&(fi, si, n), slot)| {
+                let (_, spec, profile) = &self.figs[fi];
+                let strips = u64::from(spec.compute_nodes) * u64::from(n) * (spec.bytes_per_server / spec.strip_bytes.max(1));
+                crate::schedule::Task::new(strips * spec.strip_bytes.div_ceil(2048) * 8, move || {
+                    let (v, p) = spec.setup(profile, spec.series[si].protocol, n);
+                    let r = v.run(&p).map(|pt| (pt.value, pt.server_cpu_percent));
+                    let _ = slot.set(r.map_err(|e| format!("{}: `{}` with {n} I/O servers: {e}", spec.name, spec.series[si].label)));
+                })
             })
-            .collect();
-        out.entry("sdp").or_default().insert(f.def.id.to_string(), series);
+            .collect()
     }
-    Ok(out)
+
+    /// Figure id -> series (under the sdp study), once every task has run.
+    pub fn finish(self) -> Result<BTreeMap<&'static str, FigureResults>, String> {
+        let mut points: Vec<Vec<Vec<(u32, f64, f64)>>> = self.figs.iter().map(|(_, s, _)| vec![vec![]; s.series.len()]).collect();
+        for (&(fi, si, n), o) in self.jobs.iter().zip(self.outs) {
+            let (mbs, cpu) = o.into_inner().ok_or("a PVFS point was not run")??;
+            points[fi][si].push((n, mbs, cpu));
+        }
+        let mut out: BTreeMap<&'static str, FigureResults> = BTreeMap::new();
+        for ((def, spec, _), pts) in self.figs.iter().zip(points) {
+            let series = spec
+                .series
+                .iter()
+                .zip(pts)
+                .map(|(s, pts)| SeriesResult {
+                    label: s.label.clone(),
+                    points: pts.iter().map(|p| (u64::from(p.0), p.1)).collect(),
+                    // The node count on the x axis (here: I/O servers).
+                    x_axis: XAxis::Clients,
+                    server_cpu: pts.iter().map(|p| (u64::from(p.0), p.2)).collect(),
+                    unit: def.y_label.to_string(),
+                    records: vec![],
+                })
+                .collect();
+            out.entry("sdp").or_default().insert(def.id.to_string(), series);
+        }
+        Ok(out)
+    }
 }
 
 /// One series of a PVFS run: per I/O-server count, the aggregate bandwidth (MB/s) and the

@@ -3,15 +3,15 @@
 
 use crate::catalog::{catalog, PAPERS};
 use crate::claimcalc::{Computed, FigureResults};
-use interlab_experiment::{parse_experiment, point_count, run_experiment, write_records, Experiment};
+use crate::schedule::{run_longest_first, Task};
+use interlab_experiment::{assemble, parse_experiment, point_count, point_jobs, write_records, Experiment, PointJob, PointKeys, Shard};
 use interlab_report::{
     claims_json, evaluate, parse_claims_csv, write_report, ClaimCounts, ClaimResult, ClaimValue, Figure, Mark, Report,
     ReportFiles, Series, StudySection,
 };
-use rayon::prelude::*;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::OnceLock;
 use std::time::Instant;
 
 /// The claims table shipped with interlab (a copy of `shared/reference/claims.csv`).
@@ -44,6 +44,31 @@ pub struct ReproduceOutput {
     pub not_modelled_studies: Vec<String>,
     /// Wall time of each figure's run, longest first (they run at once, sharing the cores).
     pub timings: Vec<FigureTiming>,
+    /// Points shown by several figures, simulated once.
+    pub sharing: PointSharing,
+    /// How the run-wide queue of simulations used the cores.
+    pub queue: QueueSpan,
+}
+
+/// The run-wide queue of simulations: from its start, when the last task started (until
+/// then every core had work) and when the last ended.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct QueueSpan {
+    pub tasks: usize,
+    pub last_start_s: f64,
+    pub wall_s: f64,
+}
+
+/// How many of the figures' points were simulated: a point that several figures show (the
+/// same set-up, pattern and seed) runs once and each figure takes its result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PointSharing {
+    /// Points of every figure run by the experiment runner, counting each use.
+    pub figure_points: usize,
+    /// Of those, distinct points simulated.
+    pub simulated: usize,
+    /// Events of the uses after the first (not simulated again).
+    pub shared_events: u64,
 }
 
 /// How long one figure (or the data-center replays, or PVFS) took to run in `reproduce`.
@@ -51,7 +76,8 @@ pub struct ReproduceOutput {
 pub struct FigureTiming {
     /// `study/figure`, or `datacenter replays` / `pvfs`.
     pub what: String,
-    /// Points simulated (0 where the runner does not count them).
+    /// Points simulated (every use of a point a figure shows; the replays and PVFS: distinct
+    /// points).
     pub points: usize,
     /// Seconds from the figure's first point starting to its last ending, wall clock.
     pub wall_s: f64,
@@ -210,33 +236,90 @@ pub fn reproduce(opts: &ReproduceOptions, progress: &dyn Progress) -> Result<Rep
             plan.push((si, fi, exp));
         }
     }
-    progress.start(plan.iter().map(|(_, _, e)| point_count(e)).sum());
-    let done = AtomicUsize::new(0);
-    let tick = || {
-        done.fetch_add(1, Ordering::Relaxed);
-        progress.tick();
-    };
-    // Every figure at once (and every point of each in parallel): rayon balances the load.
+    // One run-wide queue: every figure's points (a point that several figures show, equal
+    // in everything its simulation depends on, once), the data-center replays and PVFS,
+    // longest first on every core.
+    let fig_jobs: Vec<Vec<PointJob>> = plan.iter().map(|(_, _, exp)| point_jobs(exp, Shard::ALL)).collect();
+    let mut keys = PointKeys::new();
+    let mut unique: HashMap<String, usize> = HashMap::new();
+    // For each simulated point, the figure and place of its first use.
+    let mut first_use: Vec<(usize, usize)> = Vec::new();
+    let fig_slots: Vec<Vec<usize>> = fig_jobs
+        .iter()
+        .enumerate()
+        .map(|(f, jobs)| {
+            jobs.iter()
+                .enumerate()
+                .map(|(k, j)| {
+                    *unique.entry(keys.key(j)).or_insert_with(|| {
+                        first_use.push((f, k));
+                        first_use.len() - 1
+                    })
+                })
+                .collect()
+        })
+        .collect();
+    drop(keys);
+    drop(unique);
+    let dc_plan = crate::datacenter::plan(&selected)?;
+    let pvfs_plan = crate::pvfs::plan(&selected)?;
+    progress.start(first_use.len() + dc_plan.points() + pvfs_plan.points());
     progress.message(&format!("{} figures", plan.len()));
-    // The data-center replays run beside them.
-    fn timed<R>(f: impl FnOnce() -> R) -> (R, f64) {
-        let t = Instant::now();
-        let r = f();
-        (r, t.elapsed().as_secs_f64())
+    let outs: Vec<OnceLock<Result<interlab_model::Point, interlab_model::ModelError>>> = first_use.iter().map(|_| OnceLock::new()).collect();
+    let mut tasks: Vec<Task> = first_use
+        .iter()
+        .zip(&outs)
+        .map(|(&(f, k), slot)| {
+            let job = &fig_jobs[f][k];
+            Task::new(job.cost_estimate(), move || {
+                let _ = slot.set(job.run());
+                progress.tick();
+            })
+        })
+        .collect();
+    fn ticked<'a>(t: Task<'a>, progress: &'a dyn Progress) -> Task<'a> {
+        let run = t.run;
+        Task::new(t.cost, move || {
+            run();
+            progress.tick();
+        })
     }
-    let (runs, ((dc, dc_s), (pvfs, pvfs_s))): (Vec<(Result<Vec<_>, String>, f64)>, _) = rayon::join(
-        || plan.par_iter().map(|(_, _, exp)| timed(|| run_experiment(exp, &tick))).collect(),
-        || (timed(|| crate::datacenter::run(&selected)), timed(|| crate::pvfs::run(&selected))),
-    );
+    // Cost tables (u64::MAX) do not count as points.
+    let dc_tasks: Vec<Task> = dc_plan.tasks().into_iter().map(|t| if t.cost == u64::MAX { t } else { ticked(t, progress) }).collect();
+    let (dc_from, pvfs_from) = (tasks.len(), tasks.len() + dc_tasks.len());
+    tasks.extend(dc_tasks);
+    tasks.extend(pvfs_plan.tasks().into_iter().map(|t| ticked(t, progress)));
+    let spans = run_longest_first(tasks);
+    let span_of = |ids: &mut dyn Iterator<Item = usize>| -> f64 {
+        let (a, b) = ids.fold((f64::INFINITY, 0.0f64), |(a, b), i| (a.min(spans[i].0), b.max(spans[i].1)));
+        if a.is_finite() { b - a } else { 0.0 }
+    };
     let mut timings: Vec<FigureTiming> = plan
         .iter()
-        .zip(&runs)
-        .map(|((si, fi, exp), (_, wall_s))| FigureTiming { what: format!("{}/{}", cat[*si].id, cat[*si].figures[*fi].id), points: point_count(exp), wall_s: *wall_s })
+        .zip(&fig_slots)
+        .map(|((si, fi, exp), slots)| FigureTiming {
+            what: format!("{}/{}", cat[*si].id, cat[*si].figures[*fi].id),
+            points: point_count(exp),
+            wall_s: span_of(&mut slots.iter().copied()),
+        })
         .collect();
-    timings.push(FigureTiming { what: "datacenter replays".into(), points: 0, wall_s: dc_s });
-    timings.push(FigureTiming { what: "pvfs".into(), points: 0, wall_s: pvfs_s });
+    timings.push(FigureTiming { what: "datacenter replays".into(), points: dc_plan.points(), wall_s: span_of(&mut (dc_from..pvfs_from)) });
+    timings.push(FigureTiming { what: "pvfs".into(), points: pvfs_plan.points(), wall_s: span_of(&mut (pvfs_from..spans.len())) });
     timings.sort_by(|a, b| b.wall_s.total_cmp(&a.wall_s));
-    let runs = runs.into_iter().map(|(r, _)| r);
+    let outs: Vec<Result<interlab_model::Point, interlab_model::ModelError>> =
+        outs.into_iter().map(|o| o.into_inner().unwrap_or_else(|| Err(interlab_model::ModelError("the point was not run".into())))).collect();
+    let figure_points: usize = fig_slots.iter().map(Vec::len).sum();
+    // Every use of a point after its first is a simulation saved.
+    let mut seen = vec![false; outs.len()];
+    let shared_events: u64 = fig_slots.iter().flatten().filter(|&&u| std::mem::replace(&mut seen[u], true)).map(|&u| outs[u].as_ref().map_or(0, |p| p.events)).sum();
+    let sharing = PointSharing { figure_points, simulated: first_use.len(), shared_events };
+    let queue = QueueSpan {
+        tasks: spans.len(),
+        wall_s: spans.iter().map(|s| s.1).fold(0.0, f64::max),
+        last_start_s: spans.iter().map(|s| s.0).fold(0.0, f64::max),
+    };
+    let runs = fig_jobs.iter().zip(&fig_slots).zip(&plan).map(|((jobs, slots), (_, _, exp))| assemble(exp, jobs, slots.iter().map(|&u| outs[u].clone()).collect()));
+    let (dc, pvfs) = (dc_plan.finish(), pvfs_plan.finish());
     let mut results: BTreeMap<&str, FigureResults> = BTreeMap::new();
     let mut records = Vec::new();
     for ((si, fi, _), series) in plan.iter().zip(runs) {
@@ -399,5 +482,7 @@ pub fn reproduce(opts: &ReproduceOptions, progress: &dyn Progress) -> Result<Rep
         elapsed_s,
         not_modelled_studies,
         timings,
+        sharing,
+        queue,
     })
 }

@@ -237,6 +237,8 @@ pub struct SockEnd {
     pub(crate) sinks: VecDeque<u64>,
     /// Last time this end sent or received anything (SDP idle detection).
     pub(crate) last_active: Time,
+    /// TCP: the segment geometry, once worked out.
+    tcp_geometry: std::cell::Cell<Option<tcp::Geometry>>,
 }
 
 impl SockEnd {
@@ -271,6 +273,7 @@ impl SockEnd {
             recv_msgs: 0,
             sinks: VecDeque::new(),
             last_active: 0,
+            tcp_geometry: std::cell::Cell::new(None),
         }
     }
 }

@@ -25,7 +25,7 @@ pub(super) struct Tcp;
 
 /// Segment geometry of a TCP stack on this node.
 #[derive(Debug, Clone, Copy)]
-struct Geometry {
+pub(super) struct Geometry {
     /// Payload bytes per packet (MSS).
     mss: u64,
     /// Largest segment handed to the driver (MSS, or the LSO size).
@@ -44,7 +44,20 @@ struct Geometry {
 }
 
 impl Tcp {
+    /// The geometry of channel `chan`: worked out at its first segment and kept with the end
+    /// (it depends only on the end's stack, the profile and the queue pair's link, fixed for
+    /// the run).
     fn geometry<H: UlpHost>(s: &Sockets, h: &H, chan: u32) -> Geometry {
+        let end = &s.ends[&chan];
+        if let Some(g) = end.tcp_geometry.get() {
+            return g;
+        }
+        let g = Tcp::work_out_geometry(s, h, chan);
+        end.tcp_geometry.set(Some(g));
+        g
+    }
+
+    fn work_out_geometry<H: UlpHost>(s: &Sockets, h: &H, chan: u32) -> Geometry {
         let st = stack(h);
         let stack = s.ends[&chan].stack;
         let ip = st.ip_header_bytes;
