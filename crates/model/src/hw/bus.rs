@@ -23,11 +23,13 @@ pub struct Pipe {
     pub busy_ps: Time,
     /// Total wire bytes carried.
     pub wire_bytes: u64,
-    /// The last two transfer sizes seen, `(wire_bytes, duration_ps)`, most recent first: a
-    /// pipe carries few distinct sizes (TLPs, completions), and the duration is a pure
-    /// function of the size, so a hit gives exactly what the conversion gives. `(0, 0)` is
-    /// true of every pipe (no bytes take no time).
-    durations: [(u64, Time); 2],
+    /// Four transfer sizes seen lately, `(wire_bytes, duration_ps)`, replaced in turn
+    /// (`next_duration` is the next to go): a pipe carries few distinct sizes (requests,
+    /// payload TLPs, completion entries), and the duration is a pure function of the size,
+    /// so a hit gives exactly what the conversion gives. `(0, 0)` is true of every pipe (no
+    /// bytes take no time).
+    durations: [(u64, Time); 4],
+    next_duration: usize,
 }
 
 impl Pipe {
@@ -46,16 +48,12 @@ impl Pipe {
     /// Picoseconds `wire_bytes` occupy the pipe (rounded up).
     #[inline]
     fn duration_ps(&mut self, wire_bytes: u64) -> Time {
-        let [a, b] = self.durations;
-        if a.0 == wire_bytes {
-            return a.1;
-        }
-        if b.0 == wire_bytes {
-            self.durations = [b, a];
-            return b.1;
+        if let Some(&(_, dur)) = self.durations.iter().find(|d| d.0 == wire_bytes) {
+            return dur;
         }
         let dur = (wire_bytes as f64 * self.ps_per_byte).ceil() as Time;
-        self.durations = [(wire_bytes, dur), a];
+        self.durations[self.next_duration] = (wire_bytes, dur);
+        self.next_duration = (self.next_duration + 1) % self.durations.len();
         dur
     }
 
@@ -116,6 +114,13 @@ impl Pipe {
                     self.busy.push_back((ready, ready + dur));
                 }
                 return ready + dur;
+            }
+            // The next most common case (a busy pipe): `ready` falls in the last interval.
+            // Every earlier interval ends by its start, so no gap is left before its end:
+            // the transfer follows it, merged (what the search below finds too).
+            Some(last) if last.0 <= ready => {
+                last.1 += dur;
+                return last.1;
             }
             Some(_) => {}
         }
@@ -454,9 +459,20 @@ mod tests {
     }
 
     #[test]
+    fn a_transfer_ready_inside_the_last_interval_follows_it() {
+        let mut p = Pipe::new(1000.0); // 1 ns per byte
+        assert_eq!(p.reserve(0, 10), 10_000);
+        assert_eq!(p.reserve(20_000, 10), 30_000);
+        assert_eq!(p.reserve(25_000, 5), 35_000); // inside [20, 30): after it, merged
+        assert_eq!(p.busy.iter().copied().collect::<Vec<_>>(), vec![(0, 10_000), (20_000, 35_000)]);
+        assert_eq!(p.reserve(5_000, 5), 15_000); // before it: the gap [10, 20) still fills
+        assert_eq!(p.busy.iter().copied().collect::<Vec<_>>(), vec![(0, 15_000), (20_000, 35_000)]);
+    }
+
+    #[test]
     fn remembered_durations_equal_computed_ones() {
         let mut p = Pipe::new(2000.0 * 0.96);
-        for bytes in [0u64, 1, 84, 84, 532, 84, 532, 20, 2048, 84, 0, 3, 3] {
+        for bytes in [0u64, 1, 84, 84, 532, 84, 532, 20, 2048, 84, 0, 3, 3, 7, 9, 11, 84, 20, 13] {
             assert_eq!(p.duration_ps(bytes), (bytes as f64 * p.ps_per_byte).ceil() as Time, "{bytes} bytes");
         }
     }
