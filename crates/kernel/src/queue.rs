@@ -178,7 +178,33 @@ impl<E> EventQueue<E> {
             return None;
         }
         self.vacant_root = true;
+        self.prefetch_next();
         Some(top)
+    }
+
+    /// Asks the CPU to start loading the payload of the likely next event (the least child
+    /// of the vacant root: the next to pop unless the handler about to run schedules an
+    /// earlier one) while that handler runs. In runs with thousands of pending events the
+    /// payload slab is megabytes and the load at the next pop otherwise misses the caches.
+    /// A hint only: it changes no state and no result.
+    #[inline(always)]
+    fn prefetch_next(&self) {
+        let n = self.heap.len();
+        if n < 1 + D {
+            return;
+        }
+        let next = self.heap[Self::least_of_full(&self.heap, 1)].slot() as usize;
+        let p = self.slab[next..].as_ptr();
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: a prefetch is a hint: it reads nothing into the program, cannot fault,
+        // and `p` points into the slab anyway.
+        unsafe {
+            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            _mm_prefetch::<_MM_HINT_T0>(p as *const i8);
+            _mm_prefetch::<_MM_HINT_T0>((p as *const i8).wrapping_add(std::mem::size_of::<Option<E>>() - 1));
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = p;
     }
 
     /// Time of the earliest event, if any.
