@@ -128,6 +128,74 @@ pub struct AdapterStats {
     pub payload_bytes_sent: u64,
 }
 
+/// The profile's per-event costs in integer picoseconds, converted once when the adapter
+/// is built: the same integers a conversion per use gives (`ns` is a pure function), without
+/// a float multiply and rounding per packet.
+#[derive(Debug, Clone, Copy)]
+struct CostsPs {
+    /// `[host] post_ns`.
+    post: Time,
+    /// `[host] poll_detect_ns`.
+    poll_detect: Time,
+    /// `[host] poll_detect_ns + cqe_poll_ns + post_ns` (summed as real numbers, then
+    /// converted): the program takes a receive completion and posts the WQE again.
+    repost: Time,
+    /// `[adapter] responder_setup_ns`, `tx_wqe_ns`, `tx_packet_ns`, `rx_packet_ns`.
+    responder_setup: Time,
+    tx_wqe: Time,
+    tx_packet: Time,
+    rx_packet: Time,
+}
+
+impl CostsPs {
+    fn new(prof: &Profile) -> Self {
+        let (h, a) = (&prof.host, &prof.adapter);
+        CostsPs {
+            post: ns(h.post_ns),
+            poll_detect: ns(h.poll_detect_ns),
+            repost: ns(h.poll_detect_ns + h.cqe_poll_ns + h.post_ns),
+            responder_setup: ns(a.responder_setup_ns),
+            tx_wqe: ns(a.tx_wqe_ns),
+            tx_packet: ns(a.tx_packet_ns),
+            rx_packet: ns(a.rx_packet_ns),
+        }
+    }
+}
+
+/// Timing of one adapter port's link, computed once or remembered: its propagation delay
+/// and the serialisation times of the last two train shapes `(wire_bytes, packets)` it sent,
+/// most recent first (a stream's data trains and its ACKs). Serialisation is a pure
+/// function of the shape, so a hit returns exactly what [`LinkSpec::ser_ps`] gives.
+#[derive(Debug, Clone)]
+struct PortClock {
+    prop_ps: Time,
+    /// `(0, 0)` is never looked up (a train has at least one packet).
+    memo: [((u64, u64), Time); 2],
+}
+
+impl PortClock {
+    fn new(link: &LinkSpec) -> Self {
+        PortClock { prop_ps: link.prop_ps(), memo: [((0, 0), 0); 2] }
+    }
+
+    /// `link.ser_ps(wire_bytes, packets)` for this port's `link`.
+    #[inline]
+    fn ser_ps(&mut self, link: &LinkSpec, wire_bytes: u64, packets: u64) -> Time {
+        let key = (wire_bytes, packets);
+        if self.memo[0].0 == key {
+            return self.memo[0].1;
+        }
+        if self.memo[1].0 == key {
+            self.memo.swap(0, 1);
+            return self.memo[0].1;
+        }
+        let ser = link.ser_ps(wire_bytes, packets);
+        self.memo[1] = self.memo[0];
+        self.memo[0] = (key, ser);
+        ser
+    }
+}
+
 /// Bytes of the control message sent after each stripe.
 pub const STRIPE_CTRL_BYTES: u64 = 16;
 
@@ -167,6 +235,10 @@ pub struct Adapter {
     pub rqs: RecvQueues,
     /// The profile sets an inline limit per software (else `inline_bytes` for all).
     inline_by_software: bool,
+    /// The profile's per-event costs in picoseconds.
+    costs: CostsPs,
+    /// Per port: propagation and remembered serialisation times of `links`.
+    clocks: Vec<PortClock>,
 }
 
 impl Adapter {
@@ -183,6 +255,8 @@ impl Adapter {
         let inline_by_software = a.inline_send_bytes.is_some()
             || prof.mpi.as_ref().is_some_and(|m| m.inline_bytes.is_some())
             || prof.stack.as_ref().is_some_and(|s| s.inline_bytes.is_some());
+        let costs = CostsPs::new(&prof);
+        let clocks = links.iter().map(PortClock::new).collect();
         Adapter {
             index,
             bus: Bus::new(&prof.bus),
@@ -206,6 +280,8 @@ impl Adapter {
             rx_cqes,
             rqs,
             inline_by_software,
+            costs,
+            clocks,
         }
     }
 
@@ -239,7 +315,7 @@ impl Adapter {
     /// Posts one work request at CPU time `t` (the post costs CPU; the doorbell crosses the
     /// bus); returns when the CPU is done.
     pub fn post_wr(&mut self, qp: u32, op: Op, bytes: u64, meta: MsgMeta, t: Time, ctx: &mut Ctx<'_, Ev>) -> Time {
-        let t = t + ns(self.prof.host.post_ns);
+        let t = t + self.costs.post;
         let a = &self.prof.adapter;
         let inline = matches!(op, Op::Send | Op::RdmaWrite)
             && bytes <= if self.inline_by_software {
@@ -262,7 +338,7 @@ impl Adapter {
     pub fn post_datagrams(&mut self, qp: u32, bytes: u64, meta: MsgMeta, t: Time, ctx: &mut Ctx<'_, Ev>) -> Time {
         let mtu = self.links[self.qps[qp as usize].port as usize].mtu_bytes as u64;
         let n = bytes.div_ceil(mtu).max(1);
-        let t = t + n * ns(self.prof.host.post_ns);
+        let t = t + n * self.costs.post;
         let wr = Wr { id: self.next_wr, op: Op::Send, bytes, meta, inline: false, datagrams: true };
         self.next_wr += 1;
         ctx.send_at(ctx.me(), t, Ev::DoorbellWrite { qp, wr, bytes: self.prof.adapter.doorbell_bytes });
@@ -313,7 +389,7 @@ impl Adapter {
     }
 
     fn notify(&mut self, at: Time, proc: u16, input: Input, cqe: bool, ctx: &mut Ctx<'_, Ev>) {
-        let detect = at + ns(self.prof.host.poll_detect_ns);
+        let detect = at + self.costs.poll_detect;
         ctx.send_at(ctx.me(), detect, Ev::Notify { proc, input, cqe });
     }
 
@@ -323,7 +399,7 @@ impl Adapter {
     fn arrived(&mut self, at: Time, meta: MsgMeta, cqe: bool, ctx: &mut Ctx<'_, Ev>) {
         let route = self.chans.get(&meta.chan).map(|c| (c.ulp, c.proc));
         if let Some((ulp, _)) = route.filter(|r| r.0 != UlpId::Raw) {
-            let at = if ulp.polls() { at + ns(self.prof.host.poll_detect_ns) } else { at };
+            let at = if ulp.polls() { at + self.costs.poll_detect } else { at };
             ctx.send_at(ctx.me(), at, Ev::Ulp { ulp, ev: UlpEv::Arrived { meta, packets: 1, bytes: 0, cqe } });
             return;
         }
@@ -372,6 +448,7 @@ impl Adapter {
         // Borrow the profile and the link beside the queue pair (disjoint fields of `self`).
         let a = &self.prof.adapter;
         let link = &self.links[port];
+        let costs = self.costs;
         let mtu = link.mtu_bytes as u64;
         let train_max = self.train_max;
         let qp = &mut self.qps[q];
@@ -385,7 +462,7 @@ impl Adapter {
         if let Some(job) = qp.resp.front_mut() {
             // Responder traffic first: read responses and atomic ACKs.
             if job.sent == 0 {
-                engine += ns(a.responder_setup_ns);
+                engine += costs.responder_setup;
             }
             wr_id = job.wr_id;
             meta = job.meta;
@@ -421,9 +498,9 @@ impl Adapter {
             let wr = head.wr;
             let k = train_len(train_max, head.packets - head.sent).min(window_room);
             if wr.datagrams {
-                engine += k * ns(a.tx_wqe_ns);
+                engine += k * costs.tx_wqe;
             } else if head.sent == 0 {
-                engine += ns(a.tx_wqe_ns);
+                engine += costs.tx_wqe;
             }
             inline_data = wr.inline;
             for j in 0..k {
@@ -459,13 +536,13 @@ impl Adapter {
             }
         }
         let count = pkts.count;
-        engine += count * ns(a.tx_packet_ns);
+        engine += count * costs.tx_packet;
         let payload = pkts.payload;
         // Ethernet frames carry IP packets; MAC header, FCS, preamble and gap are framing.
         let wire: u64 = if eth { payload } else { pkts.wire_bytes };
         let kind = pkts.kind();
         let (dst_node, dst_port, dst_qp) = (qp.remote_node, qp.remote_port, qp.remote_qp);
-        let ser = link.ser_ps(wire, count);
+        let ser = self.clocks[port].ser_ps(link, wire, count);
         // Send engine, then the payload's DMA read, then the port.
         let start = now.max(self.tx_engine_free);
         self.tx_engine_free = start + engine;
@@ -494,7 +571,7 @@ impl Adapter {
         loop {
             match self.wire[port].next(now) {
                 Next::Leave(c) => {
-                    let prop = self.links[port].prop_ps();
+                    let prop = self.clocks[port].prop_ps;
                     let end = c.depart + c.ser;
                     let packets = c.pkt.count;
                     ctx.send_at(self.switch, c.depart + prop, Ev::PktAtSwitch { in_port: self.switch_port_base + port as u16, ser_ps: c.ser, pkt: c.pkt });
@@ -525,7 +602,7 @@ impl Adapter {
         let kind = Kind::Ack;
         let port = qp.port as usize;
         let wire = self.links[port].packet_bytes(ext_bytes(kind, qp.service), 0);
-        let ser = self.links[port].ser_ps(wire, 1);
+        let ser = self.clocks[port].ser_ps(&self.links[port], wire, 1);
         let depart = t.max(self.port_free[port]);
         self.port_free[port] = depart + ser;
         self.wire[port].sent_directly(depart);
@@ -544,7 +621,7 @@ impl Adapter {
             meta: MsgMeta { chan: 0, tag: 0, msg_id: 0, parts: 1, bytes: 0, notify: false, ulp: UlpKind::Raw },
         };
         self.stats.packets_sent += 1;
-        ctx.send_at(self.switch, depart + self.links[port].prop_ps(), Ev::PktAtSwitch { in_port: self.switch_port_base + port as u16, ser_ps: ser, pkt });
+        ctx.send_at(self.switch, depart + self.clocks[port].prop_ps, Ev::PktAtSwitch { in_port: self.switch_port_base + port as u16, ser_ps: ser, pkt });
     }
 
     /// True when adapter port `port` runs Ethernet.
@@ -567,7 +644,7 @@ impl Adapter {
             self.complete_locally(t, meta, ctx);
             // A protocol that bounds its send queue hears of the free slot when it polls.
             if let Some(c) = self.chans.get(&meta.chan).filter(|c| c.sq_free) {
-                let detect = t + ns(self.prof.host.poll_detect_ns);
+                let detect = t + self.costs.poll_detect;
                 ctx.send_at(ctx.me(), detect, Ev::Ulp { ulp: c.ulp, ev: UlpEv::SqFree { chan: meta.chan, qp: q as u32 } });
             }
         }
@@ -605,13 +682,13 @@ impl Adapter {
             }
         }
         // The adapter's costs this needs, copied out so `self` stays free to borrow.
-        let (rx_packet_ns, wqe_bytes, cqe_bytes, prefetch) = {
+        let (wqe_bytes, cqe_bytes, prefetch) = {
             let a = &self.prof.adapter;
-            (a.rx_packet_ns, a.wqe_bytes, a.cqe_bytes, a.rx_wqe_prefetch)
+            (a.wqe_bytes, a.cqe_bytes, a.rx_wqe_prefetch)
         };
         self.stats.packets_received += pkt.count as u64;
         let start = now.max(self.rx_engine_free);
-        let mut t = start + pkt.count as u64 * ns(rx_packet_ns);
+        let mut t = start + pkt.count as u64 * self.costs.rx_packet;
         let q = pkt.dst_qp as usize;
         match pkt.kind {
             Kind::Data { op, first, last } => {
@@ -634,8 +711,7 @@ impl Adapter {
                 self.stats.payload_bytes_received += pkt.payload;
                 if op == Op::Send && last && pkt.service == Service::Rc {
                     // The program takes the completion and posts the receive WQE again.
-                    let h = &self.prof.host;
-                    self.rqs.repost(q, visible + ns(h.poll_detect_ns + h.cqe_poll_ns + h.post_ns));
+                    self.rqs.repost(q, visible + self.costs.repost);
                 }
                 if pkt.service == Service::Ud && self.chan_ulp(pkt.meta.chan) == Some(UlpId::Sock) {
                     // Datagrams (IPoIB-UD, Ethernet frames): every packet is its own receive

@@ -33,6 +33,8 @@ pub struct Node {
     pub adapter: Adapter,
     pub ulps: Ulps,
     prof: Arc<Profile>,
+    /// `[host] cqe_poll_ns` in picoseconds, converted once.
+    cqe_poll_ps: Time,
 }
 
 /// The [`UlpHost`] handle: the host and adapter of one node while it handles one event.
@@ -134,6 +136,7 @@ impl Node {
             host: Host::new(prof.clone()),
             adapter: Adapter::new(index, prof.clone(), switch, switch_port_base, links),
             ulps: Ulps::default(),
+            cqe_poll_ps: ns(prof.host.cqe_poll_ns),
             prof,
         }
     }
@@ -159,7 +162,7 @@ impl Node {
     /// Runs process `proc`'s programs on `input` on its core (after polling a CQE if `cqe`).
     fn run_programs(&mut self, proc: u16, input: Input, cqe: bool, ctx: &mut Ctx<'_, Ev>) {
         let core = self.host.proc_core(proc);
-        let poll = if cqe { ns(self.prof.host.cqe_poll_ns) } else { 0 };
+        let poll = if cqe { self.cqe_poll_ps } else { 0 };
         let ulps = &mut self.ulps;
         let mut h = Hw { host: &mut self.host, adapter: &mut self.adapter, ctx };
         let now = h.now();

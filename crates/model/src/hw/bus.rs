@@ -23,6 +23,13 @@ pub struct Pipe {
     pub busy_ps: Time,
     /// Total wire bytes carried.
     pub wire_bytes: u64,
+    /// Four transfer sizes seen lately, `(wire_bytes, duration_ps)`, replaced in turn
+    /// (`next_duration` is the next to go): a pipe carries few distinct sizes (requests,
+    /// payload TLPs, completion entries), and the duration is a pure function of the size,
+    /// so a hit gives exactly what the conversion gives. `(0, 0)` is true of every pipe (no
+    /// bytes take no time).
+    durations: [(u64, Time); 4],
+    next_duration: usize,
 }
 
 impl Pipe {
@@ -43,9 +50,55 @@ impl Pipe {
         self.busy.back().is_none_or(|&(_, e)| e <= t)
     }
 
+    /// Picoseconds `wire_bytes` occupy the pipe (rounded up).
+    #[inline]
+    fn duration_ps(&mut self, wire_bytes: u64) -> Time {
+        if let Some(&(_, dur)) = self.durations.iter().find(|d| d.0 == wire_bytes) {
+            return dur;
+        }
+        let dur = (wire_bytes as f64 * self.ps_per_byte).ceil() as Time;
+        self.durations[self.next_duration] = (wire_bytes, dur);
+        self.next_duration = (self.next_duration + 1) % self.durations.len();
+        dur
+    }
+
+    /// Index of the first booked interval that ends after `t` (all of them end after the
+    /// ones before it). Callers mostly ask about times near the front (`advance` drops what
+    /// ended), so the search gallops from the front: probes 0, 1, 3, 7, ... then bisects the
+    /// last step; the same index a binary search over the whole list gives.
+    #[inline]
+    fn first_ending_after(&self, t: Time) -> usize {
+        let busy = &self.busy;
+        let n = busy.len();
+        // Invariant: every interval before `lo` ends by `t`.
+        let mut lo = 0;
+        let mut step = 1;
+        let mut hi = loop {
+            let probe = lo + step - 1;
+            if probe >= n {
+                break n;
+            }
+            if busy[probe].1 > t {
+                break probe;
+            }
+            lo = probe + 1;
+            step *= 2;
+        };
+        // The answer lies in lo..=hi: bisect.
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if busy[mid].1 > t {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        lo
+    }
+
     /// Occupies the pipe for `wire_bytes` starting no earlier than `ready`; returns the end.
     pub fn reserve(&mut self, ready: Time, wire_bytes: u64) -> Time {
-        let dur = (wire_bytes as f64 * self.ps_per_byte).ceil() as Time;
+        let dur = self.duration_ps(wire_bytes);
         self.busy_ps += dur;
         self.wire_bytes += wire_bytes;
         if dur == 0 {
@@ -67,13 +120,20 @@ impl Pipe {
                 }
                 return ready + dur;
             }
+            // The next most common case (a busy pipe): `ready` falls in the last interval.
+            // Every earlier interval ends by its start, so no gap is left before its end:
+            // the transfer follows it, merged (what the search below finds too).
+            Some(last) if last.0 <= ready => {
+                last.1 += dur;
+                return last.1;
+            }
             Some(_) => {}
         }
         // Find the first gap of `dur` at or after `ready`.
         // Intervals are sorted and disjoint, so their ends are sorted too: skip every one
-        // that ends by `ready` with a binary search (callers may reserve far ahead).
+        // that ends by `ready` with a galloping search (callers may reserve far ahead).
         let mut start = ready;
-        let first = self.busy.partition_point(|&(_, e)| e <= start);
+        let first = self.first_ending_after(start);
         // Walk the ring's two contiguous halves as plain slices (no wrap arithmetic per step).
         let mut idx = n;
         let (front, back) = self.busy.as_slices();
@@ -431,6 +491,45 @@ mod tests {
         assert_eq!(p.busy.len(), 1);
         p.advance(30_000);
         assert!(p.busy.is_empty());
+    }
+
+    #[test]
+    fn gallop_finds_what_a_binary_search_finds() {
+        let mut p = Pipe::new(1000.0);
+        // Disjoint intervals with gaps, some wrapped around the ring's end.
+        for k in 0..40u64 {
+            p.busy.push_back((k * 100, k * 100 + 50));
+        }
+        for _ in 0..13 {
+            p.busy.pop_front();
+        }
+        for k in 40..50u64 {
+            p.busy.push_back((k * 100, k * 100 + 50));
+        }
+        for t in 0..5_200 {
+            assert_eq!(p.first_ending_after(t), p.busy.partition_point(|&(_, e)| e <= t), "t = {t}");
+        }
+        p.busy.clear();
+        assert_eq!(p.first_ending_after(7), 0);
+    }
+
+    #[test]
+    fn a_transfer_ready_inside_the_last_interval_follows_it() {
+        let mut p = Pipe::new(1000.0); // 1 ns per byte
+        assert_eq!(p.reserve(0, 10), 10_000);
+        assert_eq!(p.reserve(20_000, 10), 30_000);
+        assert_eq!(p.reserve(25_000, 5), 35_000); // inside [20, 30): after it, merged
+        assert_eq!(p.busy.iter().copied().collect::<Vec<_>>(), vec![(0, 10_000), (20_000, 35_000)]);
+        assert_eq!(p.reserve(5_000, 5), 15_000); // before it: the gap [10, 20) still fills
+        assert_eq!(p.busy.iter().copied().collect::<Vec<_>>(), vec![(0, 15_000), (20_000, 35_000)]);
+    }
+
+    #[test]
+    fn remembered_durations_equal_computed_ones() {
+        let mut p = Pipe::new(2000.0 * 0.96);
+        for bytes in [0u64, 1, 84, 84, 532, 84, 532, 20, 2048, 84, 0, 3, 3, 7, 9, 11, 84, 20, 13] {
+            assert_eq!(p.duration_ps(bytes), (bytes as f64 * p.ps_per_byte).ceil() as Time, "{bytes} bytes");
+        }
     }
 
     #[test]
