@@ -9,6 +9,7 @@ use crate::hw::bus::Bus;
 use crate::hw::cqe::RxCqes;
 use crate::hw::doorbell::{inline_limit, post_path};
 use crate::hw::link::{LinkLayer, LinkSpec};
+use crate::hw::memo::Memo2;
 use crate::hw::wire_queue::{Cut, Next, WireQueue};
 use crate::profile::Profile;
 use crate::transport::packet::{ext_bytes, Kind, MsgMeta, Packet, Service, UlpKind};
@@ -170,29 +171,18 @@ impl CostsPs {
 struct PortClock {
     prop_ps: Time,
     /// `(0, 0)` is never looked up (a train has at least one packet).
-    memo: [((u64, u64), Time); 2],
+    memo: Memo2<(u64, u64), Time>,
 }
 
 impl PortClock {
     fn new(link: &LinkSpec) -> Self {
-        PortClock { prop_ps: link.prop_ps(), memo: [((0, 0), 0); 2] }
+        PortClock { prop_ps: link.prop_ps(), memo: Memo2::new(((0, 0), 0)) }
     }
 
     /// `link.ser_ps(wire_bytes, packets)` for this port's `link`.
     #[inline]
     fn ser_ps(&mut self, link: &LinkSpec, wire_bytes: u64, packets: u64) -> Time {
-        let key = (wire_bytes, packets);
-        if self.memo[0].0 == key {
-            return self.memo[0].1;
-        }
-        if self.memo[1].0 == key {
-            self.memo.swap(0, 1);
-            return self.memo[0].1;
-        }
-        let ser = link.ser_ps(wire_bytes, packets);
-        self.memo[1] = self.memo[0];
-        self.memo[0] = (key, ser);
-        ser
+        self.memo.get_or((wire_bytes, packets), || link.ser_ps(wire_bytes, packets))
     }
 }
 

@@ -9,6 +9,7 @@ pub mod doorbell;
 pub mod eth_spec;
 pub mod extender;
 pub mod link;
+pub mod memo;
 pub mod memory;
 pub mod switch;
 pub mod switch_spec;

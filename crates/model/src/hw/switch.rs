@@ -4,6 +4,7 @@
 
 use crate::event::Ev;
 use crate::hw::link::LinkSpec;
+use crate::hw::memo::Memo2;
 use crate::hw::switch_spec::SwitchSpec;
 use interlab_kernel::{Component, ComponentId, Ctx, Time};
 
@@ -32,32 +33,24 @@ pub struct SwitchPort {
     /// `(ser_ps, buffer_ps)`, most recent first (a stream's data packets and its ACKs).
     /// Both figures are pure functions of the shape, so a hit returns exactly what the
     /// floating-point formulas would.
-    memo: [((u64, u32), (Time, Time)); 2],
+    memo: Memo2<(u64, u32), (Time, Time)>,
 }
 
 impl SwitchPort {
     fn new(peer: Peer, link: &LinkSpec) -> Self {
         // `(0, 0)` is never looked up (a packet has a count of at least 1).
-        SwitchPort { peer, link: link.clone(), free: 0, busy_ps: 0, prop_ps: link.prop_ps(), memo: [((0, 0), (0, 0)); 2] }
+        SwitchPort { peer, link: link.clone(), free: 0, busy_ps: 0, prop_ps: link.prop_ps(), memo: Memo2::new(((0, 0), (0, 0))) }
     }
 
     /// Serialisation time of a packet (train) of `wire_bytes` in `count` packets on this
     /// port, and the time the port takes to send `buffer_bytes` of such packets.
     #[inline]
     fn shape(&mut self, wire_bytes: u64, count: u32, buffer_bytes: u64) -> (Time, Time) {
-        let key = (wire_bytes, count);
-        if self.memo[0].0 == key {
-            return self.memo[0].1;
-        }
-        if self.memo[1].0 == key {
-            self.memo.swap(0, 1);
-            return self.memo[0].1;
-        }
-        let ser = self.link.ser_ps(wire_bytes, count as u64);
-        let buffer = (buffer_bytes as f64 * ser as f64 / wire_bytes.max(1) as f64) as Time;
-        self.memo[1] = self.memo[0];
-        self.memo[0] = (key, (ser, buffer));
-        (ser, buffer)
+        let link = &self.link;
+        self.memo.get_or((wire_bytes, count), || {
+            let ser = link.ser_ps(wire_bytes, count as u64);
+            (ser, (buffer_bytes as f64 * ser as f64 / wire_bytes.max(1) as f64) as Time)
+        })
     }
 }
 
