@@ -19,7 +19,7 @@ pub struct Scheduled<E> {
     pub event: E,
 }
 
-/// Heap arity (`least_of_full` is written for 4). Measured on the hold model and the verbs
+/// Heap arity (`least_of_four` is written for 4). Measured on the hold model and the verbs
 /// model against 2 and 8: 2 is about 5% slower on the former and 3% faster on the latter;
 /// 8 is slower on both.
 const D: usize = 4;
@@ -67,8 +67,30 @@ impl Key {
     }
 }
 
+/// "No hole" (see [`EventQueue::hole`]).
+const NO_HOLE: usize = usize::MAX;
+
 /// "No lane": an event pushed with it goes straight into the heap.
 pub(crate) const NO_LANE: u32 = u32::MAX;
+
+/// A lane pays only if events wait in it; where few do (a sender whose events to one
+/// destination are due in random order: the hold model of `bench kernel`, where 6 % of
+/// pushes would wait), its bookkeeping on every push and pop is pure cost. So each lane
+/// counts, per window of `LANE_WINDOW` pushes into it, how many waited; if fewer than one in
+/// `LANE_MIN_WAIT_SHARE`, its next `LANE_OFF_PUSHES` pushes go to the heap on their own, then
+/// it is tried again. Either way the order of pops is the same (a lane never changes it).
+const LANE_WINDOW: u32 = 64;
+const LANE_MIN_WAIT_SHARE: u32 = 4;
+const LANE_OFF_PUSHES: u32 = 64 * LANE_WINDOW;
+
+/// What the queue keeps per slab slot beside the payload.
+#[derive(Debug, Clone, Copy)]
+struct Meta {
+    /// The caller's word (see [`EventQueue::take_tagged`]).
+    tag: u32,
+    /// The lane the slot's event belongs to, or [`NO_LANE`].
+    lane: u32,
+}
 
 /// One lane (see [`EventQueue`]): its first event is in the heap, the others wait here in
 /// `(time, seq)` order.
@@ -79,6 +101,11 @@ struct Lane {
     waiting: std::collections::VecDeque<Key>,
     /// Time of the last key pushed into the lane (the latest in it).
     last: Time,
+    /// Pushes into the lane in the current window, and how many of them waited.
+    tried: u32,
+    waited: u32,
+    /// Pushes still to send to the heap on their own (the lane is off), or 0 (on).
+    off_for: u32,
 }
 
 /// Min-queue of events; equal times pop in insertion order (FIFO), which makes runs
@@ -95,28 +122,29 @@ struct Lane {
 /// on a long-distance link cost the heap one key instead of thousands (a heap that small
 /// stays in the caches).
 ///
-/// Popping takes the payload out of the root but leaves the root's key in place (the root
-/// is then *vacant*); the next push drops its key into the vacant root and sifts it down,
-/// so the usual "handle one event, schedule one more" step costs one sift instead of two.
-/// If a pop comes first, the vacant root is removed the ordinary way. Either way the order
-/// of pops is the same: it is fixed by the keys, which are unique.
+/// Popping takes the root out and moves the hole it leaves down along least children to a
+/// leaf, where it stays (the leaf's key is stale); the next push drops its key into that
+/// hole and lets it rise, so the usual "handle one event, schedule one more" step costs one
+/// walk down and a short climb rather than two full sifts. The walk down does not depend on
+/// the key the handler is about to schedule, so the processor overlaps it with the handler.
+/// If a pop comes first, the hole is filled with the last key the ordinary way. Either way
+/// the order of pops is the same: it is fixed by the keys, which are unique.
 #[derive(Debug)]
 pub struct EventQueue<E> {
-    /// 4-ary min-heap on [`Key::rank`]; if `vacant_root`, `heap[0]` is the stale key of an
-    /// event already popped and only the subtrees below it are heaps.
+    /// 4-ary min-heap on [`Key::rank`], but for the key at `hole` (if any): a stale one, of
+    /// an event already popped, at a leaf.
     heap: Vec<Key>,
-    vacant_root: bool,
+    /// Index of the hole a pop left (a leaf whose key is stale), or [`NO_HOLE`].
+    hole: usize,
     slab: Vec<Option<E>>,
-    /// A caller's word per slab slot (the run loop's destination component), kept beside the
-    /// payloads rather than in them so a payload of 128 bytes stays one whose copies inline.
-    tags: Vec<u32>,
+    /// Per slab slot: a caller's word (the run loop's destination component), kept beside the
+    /// payloads rather than in them so a payload of 128 bytes stays one whose copies inline,
+    /// and the lane its event belongs to ([`NO_LANE`] if it went to the heap on its own).
+    meta: Vec<Meta>,
     free: Vec<u32>,
     next_seq: u64,
-    /// Per slab slot: the lane its event waits in, or [`NO_LANE`] if it went to the heap
-    /// on its own.
-    lane_of: Vec<u32>,
     lanes: Vec<Lane>,
-    /// Pending events (heap and lanes, not the vacant root).
+    /// Pending events (heap and lanes, not the hole).
     pending: usize,
 }
 
@@ -131,12 +159,11 @@ impl<E> EventQueue<E> {
     pub fn new() -> Self {
         EventQueue {
             heap: Vec::new(),
-            vacant_root: false,
+            hole: NO_HOLE,
             slab: Vec::new(),
-            tags: Vec::new(),
+            meta: Vec::new(),
             free: Vec::new(),
             next_seq: 0,
-            lane_of: Vec::new(),
             lanes: Vec::new(),
             pending: 0,
         }
@@ -152,18 +179,55 @@ impl<E> EventQueue<E> {
     /// word `tag` beside it (see [`EventQueue::take_tagged`]); returns its sequence number.
     #[inline]
     pub(crate) fn push_tagged(&mut self, time: Time, tag: u32, lane: u32, event: E) -> u64 {
+        // Where the key goes, decided before the slot is taken so each slot's word is
+        // written once: `mark` is the lane the event belongs to ([`NO_LANE`]: none),
+        // `waits` whether it queues behind its lane's first.
+        let mut mark = NO_LANE;
+        let mut waits = false;
+        if lane != NO_LANE {
+            let l = lane as usize;
+            if l >= self.lanes.len() {
+                self.lanes.resize_with(l + 1, Lane::default);
+            }
+            let ln = &mut self.lanes[l];
+            if ln.off_for > 0 {
+                // The lane is off for a while (see `LANE_WINDOW`): into the heap on its own.
+                ln.off_for -= 1;
+            } else {
+                ln.tried += 1;
+                if !ln.busy {
+                    // The lane's first: into the heap below.
+                    ln.busy = true;
+                    ln.last = time;
+                    mark = lane;
+                } else if time >= ln.last {
+                    // Behind the lane's last: waits for the ones ahead of it.
+                    ln.last = time;
+                    mark = lane;
+                    waits = true;
+                    ln.waited += 1;
+                }
+                if ln.tried == LANE_WINDOW {
+                    if ln.waited < LANE_WINDOW / LANE_MIN_WAIT_SHARE {
+                        ln.off_for = LANE_OFF_PUSHES;
+                    }
+                    ln.tried = 0;
+                    ln.waited = 0;
+                }
+            }
+        }
+        let meta = Meta { tag, lane: mark };
         let slot = match self.free.pop() {
             Some(s) => {
                 self.slab[s as usize] = Some(event);
-                self.tags[s as usize] = tag;
+                self.meta[s as usize] = meta;
                 s
             }
             None => {
                 assert!(self.slab.len() < MAX_SLOTS, "more than 2^{SLOT_BITS} pending events");
                 let s = self.slab.len() as u32;
                 self.slab.push(Some(event));
-                self.tags.push(tag);
-                self.lane_of.push(NO_LANE);
+                self.meta.push(meta);
                 s
             }
         };
@@ -172,36 +236,21 @@ impl<E> EventQueue<E> {
         self.next_seq += 1;
         self.pending += 1;
         let key = Key::new(time, seq, slot);
-        self.lane_of[slot as usize] = NO_LANE;
-        if lane != NO_LANE {
-            let l = lane as usize;
-            if l >= self.lanes.len() {
-                self.lanes.resize_with(l + 1, Lane::default);
-            }
-            let ln = &mut self.lanes[l];
-            if !ln.busy {
-                // The lane's first: into the heap below.
-                ln.busy = true;
-                ln.last = time;
-                self.lane_of[slot as usize] = lane;
-            } else if time >= ln.last {
-                // Behind the lane's last: waits for the ones ahead of it.
-                ln.waiting.push_back(key);
-                ln.last = time;
-                self.lane_of[slot as usize] = lane;
-                return seq;
-            }
+        if waits {
+            self.lanes[lane as usize].waiting.push_back(key);
+        } else {
+            self.heap_insert(key);
         }
-        self.heap_insert(key);
         seq
     }
 
-    /// Puts `key` into the heap (into the vacant root if there is one).
+    /// Puts `key` into the heap (into the hole if there is one).
     #[inline(always)]
     fn heap_insert(&mut self, key: Key) {
-        if self.vacant_root {
-            self.vacant_root = false;
-            self.sift_down(key);
+        if self.hole != NO_HOLE {
+            let h = self.hole;
+            self.hole = NO_HOLE;
+            Self::rise(&mut self.heap, h, key);
         } else {
             self.heap.push(key);
             self.sift_up(self.heap.len() - 1);
@@ -238,11 +287,11 @@ impl<E> EventQueue<E> {
     /// Like [`EventQueue::take`], with the tag the event was pushed with.
     #[inline]
     pub(crate) fn take_tagged(&mut self, slot: u32) -> (u32, E) {
-        let tag = self.tags[slot as usize];
+        let tag = self.meta[slot as usize].tag;
         (tag, self.take(slot))
     }
 
-    /// Removes the earliest key if its time is at most `until`, leaving the root vacant.
+    /// Removes the earliest key if its time is at most `until`, leaving a hole at a leaf.
     #[inline(always)]
     fn pop_key(&mut self, until: Time) -> Option<Key> {
         self.settle();
@@ -250,9 +299,9 @@ impl<E> EventQueue<E> {
         if top.time > until {
             return None;
         }
-        self.vacant_root = true;
+        self.hole = Self::descend(&mut self.heap);
         self.pending -= 1;
-        let lane = self.lane_of[top.slot() as usize];
+        let lane = self.meta[top.slot() as usize].lane;
         if lane != NO_LANE {
             // The lane's next event (if any) takes the popped one's place in the heap.
             let ln = &mut self.lanes[lane as usize];
@@ -265,8 +314,8 @@ impl<E> EventQueue<E> {
         Some(top)
     }
 
-    /// Asks the CPU to start loading the payload of the likely next event (the least child
-    /// of the vacant root: the next to pop unless the handler about to run schedules an
+    /// Asks the CPU to start loading the payload of the likely next event (the new root:
+    /// the next to pop unless the handler about to run schedules an
     /// earlier one) while that handler runs. In runs with thousands of pending events the
     /// payload slab is megabytes and the load at the next pop otherwise misses the caches.
     /// A hint only: it changes no state and no result. Skipped while the slab is small
@@ -275,10 +324,10 @@ impl<E> EventQueue<E> {
     #[inline(always)]
     fn prefetch_next(&self) {
         let n = self.heap.len();
-        if n < 1 + D || self.slab.len() * std::mem::size_of::<Option<E>>() < PREFETCH_FROM_BYTES {
+        if n < 2 || self.slab.len() * std::mem::size_of::<Option<E>>() < PREFETCH_FROM_BYTES {
             return;
         }
-        let next = if self.vacant_root { self.heap[Self::least_of_full(&self.heap, 1)] } else { self.heap[0] }.slot() as usize;
+        let next = self.heap[0].slot() as usize;
         let p = self.slab[next..].as_ptr();
         #[cfg(target_arch = "x86_64")]
         // SAFETY: a prefetch is a hint: it reads nothing into the program, cannot fault,
@@ -295,9 +344,9 @@ impl<E> EventQueue<E> {
     /// Time of the earliest event, if any.
     #[inline]
     pub fn peek_time(&self) -> Option<Time> {
-        if self.vacant_root {
-            // The earliest is among the root's children.
-            self.heap.iter().skip(1).take(D).map(|k| k.time).min()
+        if self.hole == 0 {
+            // The hole is the only key left.
+            None
         } else {
             self.heap.first().map(|k| k.time)
         }
@@ -315,14 +364,15 @@ impl<E> EventQueue<E> {
         self.len() == 0
     }
 
-    /// Removes a vacant root, if any, so that `heap[0]` is the earliest pending event.
+    /// Fills the hole, if any, with the last key, so that the heap has no stale key.
     #[inline]
     fn settle(&mut self) {
-        if self.vacant_root {
-            self.vacant_root = false;
-            let last = self.heap.pop().expect("a vacant root is in the heap");
-            if !self.heap.is_empty() {
-                self.sift_down_to_bottom(last);
+        if self.hole != NO_HOLE {
+            let h = self.hole;
+            self.hole = NO_HOLE;
+            let last = self.heap.pop().expect("a hole is in the heap");
+            if h < self.heap.len() {
+                Self::rise(&mut self.heap, h, last);
             }
         }
     }
@@ -350,16 +400,15 @@ impl<E> EventQueue<E> {
         heap[pos] = key;
     }
 
-    /// Index of the least of the `D` children starting at `first` (all present). A fixed
-    /// tournament, so it compiles to conditional moves; ties go to the lower index (and
-    /// cannot happen anyway: ranks are unique).
+    /// Offset (0 to 3) of the least of four keys. A fixed tournament, so it compiles to
+    /// conditional moves; ties go to the lower offset (and cannot happen anyway: ranks are
+    /// unique).
     #[inline(always)]
-    fn least_of_full(heap: &[Key], first: usize) -> usize {
-        let c: &[Key; D] = heap[first..first + D].try_into().expect("D children");
+    fn least_of_four(c: &[Key; D]) -> usize {
         let (r0, r1, r2, r3) = (c[0].rank(), c[1].rank(), c[2].rank(), c[3].rank());
         let (a, ra) = if r1 < r0 { (1, r1) } else { (0, r0) };
         let (b, rb) = if r3 < r2 { (3, r3) } else { (2, r2) };
-        first + if rb < ra { b } else { a }
+        if rb < ra { b } else { a }
     }
 
     /// Index of the least of the children from `first` to the end of the heap (fewer than `D`).
@@ -374,53 +423,31 @@ impl<E> EventQueue<E> {
         m
     }
 
-    /// Puts `key` at the vacant root and sifts it down (top-down: stops as soon as `key` is
-    /// no later than the least child, cheap for events due soon).
+    /// Takes the root out: moves the hole it leaves down along least children to a leaf
+    /// (each child moving up one level) and returns the leaf's index. Which path the hole
+    /// takes does not depend on the key that will fill it, so this work overlaps with the
+    /// handler that computes that key; the next push then puts its key at the leaf and lets
+    /// it rise (Floyd), usually only a level or two for a hold-like pattern.
     #[inline(always)]
-    fn sift_down(&mut self, key: Key) {
-        let heap = &mut self.heap[..];
+    fn descend(heap: &mut [Key]) -> usize {
         let n = heap.len();
-        let rank = key.rank();
         let mut pos = 0;
-        loop {
-            let first = D * pos + 1;
-            let m = if first + D <= n {
-                Self::least_of_full(heap, first)
-            } else if first < n {
-                Self::least_of_partial(heap, first)
-            } else {
-                break;
-            };
-            if rank <= heap[m].rank() {
-                break;
-            }
+        let mut first = 1;
+        // Levels where all four children are present.
+        while let Some(ch) = heap.get(first..first + D) {
+            let ch: &[Key; D] = ch.try_into().expect("D children");
+            let off = Self::least_of_four(ch) & (D - 1);
+            heap[pos] = ch[off];
+            pos = first + off;
+            first = D * pos + 1;
+        }
+        // The last level may have fewer.
+        if first < n {
+            let m = Self::least_of_partial(heap, first);
             heap[pos] = heap[m];
             pos = m;
         }
-        heap[pos] = key;
-    }
-
-    /// Puts `key` at the root (vacant) and restores the heap bottom-up: the hole walks down
-    /// along least children to a leaf, then `key` rises from there (Floyd; `key` came from
-    /// the last leaf so it rarely rises far).
-    #[inline]
-    fn sift_down_to_bottom(&mut self, key: Key) {
-        let heap = &mut self.heap[..];
-        let n = heap.len();
-        let mut pos = 0;
-        loop {
-            let first = D * pos + 1;
-            let m = if first + D <= n {
-                Self::least_of_full(heap, first)
-            } else if first < n {
-                Self::least_of_partial(heap, first)
-            } else {
-                break;
-            };
-            heap[pos] = heap[m];
-            pos = m;
-        }
-        Self::rise(heap, pos, key);
+        pos
     }
 }
 
@@ -429,25 +456,29 @@ impl<E> EventQueue<E> {
     /// Checks every structural invariant; panics with a message on the first violation.
     fn check_invariants(&self) {
         let h = &self.heap;
-        // Heap order, except between a vacant root and its children.
+        // Heap order, except at the hole, which must be a leaf.
+        if self.hole != NO_HOLE {
+            assert!(self.hole < h.len() && D * self.hole + 1 >= h.len(), "hole {} not a leaf of {}", self.hole, h.len());
+        }
         for i in 1..h.len() {
             let parent = (i - 1) / D;
-            if parent == 0 && self.vacant_root {
+            if i == self.hole {
                 continue;
             }
             assert!(h[parent].rank() < h[i].rank(), "heap order broken at {i}");
         }
-        let in_heap = &h[usize::from(self.vacant_root)..];
+        let in_heap: Vec<Key> = h.iter().enumerate().filter(|&(i, _)| i != self.hole).map(|(_, k)| *k).collect();
+        let in_heap = &in_heap[..];
         // Lanes: a busy lane has exactly one key in the heap, marked with it, and its
         // waiting keys come after it in order; an idle lane has none of either.
         let mut pending: Vec<Key> = in_heap.to_vec();
         for (l, lane) in self.lanes.iter().enumerate() {
-            let heads: Vec<&Key> = in_heap.iter().filter(|k| self.lane_of[k.slot() as usize] == l as u32).collect();
+            let heads: Vec<&Key> = in_heap.iter().filter(|k| self.meta[k.slot() as usize].lane == l as u32).collect();
             assert_eq!(heads.len(), usize::from(lane.busy), "lane {l}: {} keys in the heap", heads.len());
             assert!(lane.busy || lane.waiting.is_empty(), "idle lane {l} has waiting keys");
             let mut prev = heads.first().map(|k| k.rank());
             for k in &lane.waiting {
-                assert_eq!(self.lane_of[k.slot() as usize], l as u32, "lane {l} key not marked");
+                assert_eq!(self.meta[k.slot() as usize].lane, l as u32, "lane {l} key not marked");
                 assert!(prev.is_some_and(|p| p < k.rank()), "lane {l} out of order");
                 assert!(!in_heap.iter().any(|h| h.rank() == k.rank()), "waiting key of lane {l} in the heap");
                 prev = Some(k.rank());
@@ -501,6 +532,41 @@ mod tests {
     }
 
     #[test]
+    fn a_lane_turns_off_and_on_without_changing_the_order() {
+        // Lane 0 first gets events due in random order (few would wait: the lane turns
+        // off), then events in time order once it is tried again (they wait in it); a
+        // hold-like loop pops one and pushes one throughout. Pops follow (time, seq) exactly.
+        let mut q = EventQueue::new();
+        let mut reference: BTreeMap<(Time, u64), u32> = BTreeMap::new();
+        let mut rng = crate::Rng::new(11);
+        let (mut now, mut was_off, mut waited_after) = (0, false, false);
+        let total = LANE_WINDOW + LANE_OFF_PUSHES + 4 * LANE_WINDOW;
+        for i in 0..total {
+            let t = if i < LANE_WINDOW + LANE_OFF_PUSHES { now + rng.below(1000) } else { now + 1000 + u64::from(i) };
+            reference.insert((t, q.push_tagged(t, 0, 0, i)), i);
+            was_off |= q.lanes[0].off_for > 0;
+            if i > LANE_WINDOW + LANE_OFF_PUSHES {
+                waited_after |= !q.lanes[0].waiting.is_empty();
+            }
+            if q.len() > 64 {
+                let got = q.pop().map(|s| ((s.time, s.seq), s.event));
+                now = got.as_ref().unwrap().0 .0;
+                assert_eq!(got, reference.pop_first());
+            }
+            if i % 997 == 0 {
+                q.check_invariants();
+            }
+        }
+        assert!(was_off, "the lane never turned off");
+        assert!(waited_after, "the lane never turned on again");
+        q.check_invariants();
+        while let Some(want) = reference.pop_first() {
+            assert_eq!(q.pop().map(|s| ((s.time, s.seq), s.event)), Some(want));
+        }
+        assert!(q.is_empty());
+    }
+
+    #[test]
     fn equal_times_pop_fifo() {
         let mut q = EventQueue::new();
         for i in 0..10 {
@@ -512,7 +578,7 @@ mod tests {
 
     #[test]
     fn equal_times_stay_fifo_across_pops_and_pushes() {
-        // Pushes that land in a vacant root, at the popped time, must still queue behind the
+        // Pushes that land in the hole, at the popped time, must still queue behind the
         // older events of that time.
         let mut q = EventQueue::new();
         for i in 0..20 {
@@ -532,14 +598,14 @@ mod tests {
     }
 
     #[test]
-    fn vacant_root_is_invisible() {
+    fn hole_is_invisible() {
         let mut q = EventQueue::new();
         assert_eq!((q.len(), q.is_empty(), q.peek_time()), (0, true, None));
         assert_eq!(q.push(30, "c"), 0);
         assert_eq!(q.push(10, "a"), 1);
         assert_eq!(q.push(20, "b"), 2);
         assert_eq!(q.pop(), Some(Scheduled { time: 10, seq: 1, event: "a" }));
-        // Root now vacant: len and peek see only what is pending.
+        // A hole now: len and peek see only what is pending.
         assert_eq!((q.len(), q.is_empty(), q.peek_time()), (2, false, Some(20)));
         q.check_invariants();
         assert_eq!(q.push(15, "d"), 3);
@@ -583,7 +649,7 @@ mod tests {
             for _ in 0..40 {
                 drop(q.pop());
             }
-            // Dropped with a vacant root and 60 pending.
+            // Dropped with a hole and 60 pending.
             assert_eq!(Rc::strong_count(&token), 61);
         }
         assert_eq!(Rc::strong_count(&token), 1);
@@ -625,7 +691,7 @@ mod tests {
         /// Random interleavings of pushes, pops and the bounded pop agree with a reference
         /// ordered map keyed by `(time, seq)`, and every invariant holds after every step.
         /// Small time ranges force many ties; the hold-like pushes (`now + delay`) exercise
-        /// pushing into a vacant root.
+        /// pushing into the hole.
         #[test]
         fn matches_a_reference_model(
             ops in proptest::collection::vec((0u8..6, 0u64..40), 0..400),
