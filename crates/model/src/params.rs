@@ -182,6 +182,20 @@ impl<'a> Table<'a> {
         Ok(x as u64)
     }
 
+    /// An optional [`Table::param_u64`]: `None` when the key is absent.
+    pub fn opt_param_u64(&mut self, key: &str, unit: &str, min: u64) -> Result<Option<u64>, ParamError> {
+        if self.has(key) {
+            self.param_u64(key, unit, min).map(Some)
+        } else {
+            Ok(None)
+        }
+    }
+
+    /// An optional on/off parameter (unit "flag": 0 or 1); absent is off.
+    pub fn flag(&mut self, key: &str) -> Result<bool, ParamError> {
+        Ok(self.opt_param_u64(key, "flag", 0)?.is_some_and(|v| v != 0))
+    }
+
     /// A plain string (required).
     pub fn string(&mut self, key: &str) -> Result<&'a str, ParamError> {
         match self.raw(key) {

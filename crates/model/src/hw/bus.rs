@@ -241,7 +241,7 @@ impl BusSpec {
                 tlp_header_bytes: t.param_u64("tlp_header_bytes", "bytes", 12)?,
                 tlp_framing_bytes: t.param_u64("tlp_framing_bytes", "bytes", 0)?,
                 dllp_fraction: t.param("dllp_fraction", "fraction")?,
-                reverse_dllp_bytes: if t.has("reverse_dllp_bytes") { t.param_u64("reverse_dllp_bytes", "bytes", 0)? } else { 0 },
+                reverse_dllp_bytes: t.opt_param_u64("reverse_dllp_bytes", "bytes", 0)?.unwrap_or(0),
                 read_latency_ns: t.param("read_latency_ns", "ns")?,
                 posted_latency_ns: t.param("posted_latency_ns", "ns")?,
             };
@@ -258,7 +258,7 @@ impl BusSpec {
                 overhead_cycles: t.param_u64("overhead_cycles", "cycles", 0)?,
                 read_latency_ns: t.param("read_latency_ns", "ns")?,
                 posted_latency_ns: t.param("posted_latency_ns", "ns")?,
-                read_request_bytes: if t.has("read_request_bytes") { t.param_u64("read_request_bytes", "bytes", 8)? } else { burst_bytes },
+                read_request_bytes: t.opt_param_u64("read_request_bytes", "bytes", 8)?.unwrap_or(burst_bytes),
             }))
         }
     }

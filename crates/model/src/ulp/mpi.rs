@@ -75,7 +75,7 @@ impl MpiSpec {
             ud_zcopy_qps: opt_u64(t, "ud_zcopy_qps", "QPs", 1, 64)?,
             ud_zcopy_rq_size: opt_u64(t, "ud_zcopy_rq_size", "receives", 1, 4096)?,
             sq_depth_wqes: opt_u64(t, "sq_depth_wqes", "work requests", 0, 0)?,
-            inline_bytes: if t.has("inline_bytes") { Some(t.param_u64("inline_bytes", "bytes", 0)?) } else { None },
+            inline_bytes: t.opt_param_u64("inline_bytes", "bytes", 0)?,
         })
     }
 

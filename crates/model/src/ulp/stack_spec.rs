@@ -139,10 +139,10 @@ impl StackSpec {
             ipoib_ud_csum_offload: t.param_u64("ipoib_ud_csum_offload", "flag", 0)? != 0,
             interrupt_ns: clock.cost(t, "interrupt_ns")?,
             napi: t.param_u64("napi", "flag", 0)? != 0,
-            gso: t.has("gso") && t.param_u64("gso", "flag", 0)? != 0,
-            sdp_recv_polls: if t.has("sdp_recv_polls") { t.param_u64("sdp_recv_polls", "polls", 0)? } else { 0 },
+            gso: t.flag("gso")?,
+            sdp_recv_polls: t.opt_param_u64("sdp_recv_polls", "polls", 0)?.unwrap_or(0),
             wakeup_ns: clock.cost(t, "wakeup_ns")?,
-            wake_affine: t.has("wake_affine") && t.param_u64("wake_affine", "flag", 0)? != 0,
+            wake_affine: t.flag("wake_affine")?,
             prequeue: t.param_u64("prequeue", "flag", 0)? != 0,
             tcp_tx_ns: clock.cost(t, "tcp_tx_ns")?,
             tcp_rx_ns: clock.cost(t, "tcp_rx_ns")?,
@@ -152,7 +152,7 @@ impl StackSpec {
             ipoib_tx_ns: clock.cost(t, "ipoib_tx_ns")?,
             ipoib_rx_ns: clock.cost(t, "ipoib_rx_ns")?,
             ipoib_rx_free_ns: clock.opt_cost(t, "ipoib_rx_free_ns", 0.0)?,
-            dma_writes_memory: t.has("dma_writes_memory") && t.param_u64("dma_writes_memory", "flag", 0)? != 0,
+            dma_writes_memory: t.flag("dma_writes_memory")?,
             ipoib_rx_usecs: t.param("ipoib_rx_usecs", "us")?,
             ipoib_mtu_bytes: t.param_u64("ipoib_mtu_bytes", "bytes", 256)?,
             ipoib_cm_mtu_bytes: t.param_u64("ipoib_cm_mtu_bytes", "bytes", 256)?,
@@ -173,7 +173,7 @@ impl StackSpec {
             hca_cmd_us: t.param("hca_cmd_us", "us")?,
             mad_us: clock.cost(t, "mad_us")?,
             tcp_handshake_us: clock.cost(t, "tcp_handshake_us")?,
-            inline_bytes: if t.has("inline_bytes") { Some(t.param_u64("inline_bytes", "bytes", 0)?) } else { None },
+            inline_bytes: t.opt_param_u64("inline_bytes", "bytes", 0)?,
         };
         for (key, v) in [("copy_mbytes_per_s", s.copy_mbytes_per_s), ("mem_copy_mbytes_per_s", s.mem_copy_mbytes_per_s), ("csum_mbytes_per_s", s.csum_mbytes_per_s)] {
             if v <= 0.0 {
