@@ -195,17 +195,14 @@ impl<E> EventQueue<E> {
                 ln.off_for -= 1;
             } else {
                 ln.tried += 1;
-                if !ln.busy {
-                    // The lane's first: into the heap below.
+                if !ln.busy || time >= ln.last {
+                    // The lane's first goes into the heap below; one behind the lane's last
+                    // waits for the ones ahead of it.
+                    waits = ln.busy;
                     ln.busy = true;
                     ln.last = time;
+                    ln.waited += u32::from(waits);
                     mark = lane;
-                } else if time >= ln.last {
-                    // Behind the lane's last: waits for the ones ahead of it.
-                    ln.last = time;
-                    mark = lane;
-                    waits = true;
-                    ln.waited += 1;
                 }
                 if ln.tried == LANE_WINDOW {
                     if ln.waited < LANE_WINDOW / LANE_MIN_WAIT_SHARE {
@@ -252,8 +249,9 @@ impl<E> EventQueue<E> {
             self.hole = NO_HOLE;
             Self::rise(&mut self.heap, h, key);
         } else {
+            let n = self.heap.len();
             self.heap.push(key);
-            self.sift_up(self.heap.len() - 1);
+            Self::rise(&mut self.heap, n, key);
         }
     }
 
@@ -375,13 +373,6 @@ impl<E> EventQueue<E> {
                 Self::rise(&mut self.heap, h, last);
             }
         }
-    }
-
-    /// Moves the key at `pos` up to its place.
-    #[inline]
-    fn sift_up(&mut self, pos: usize) {
-        let key = self.heap[pos];
-        Self::rise(&mut self.heap, pos, key);
     }
 
     /// Puts `key` at `pos` (a hole: its old content is dropped) or above, restoring the heap

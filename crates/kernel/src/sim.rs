@@ -2,11 +2,11 @@
 
 use crate::queue::NO_LANE;
 use crate::{EventQueue, Time};
+use std::any::Any;
 
 /// Most lanes of the event queue the run loop uses: one per (sender, destination) pair
 /// while there are at most 256 components; beyond, events go to the heap on their own.
 const MAX_LANES: usize = 1 << 16;
-use std::any::Any;
 
 /// Address of a component inside one [`Simulation`]: an index, so components never hold
 /// pointers to each other.
