@@ -22,7 +22,8 @@ pub struct PointJob {
     pub spec: PatternSpec,
     /// Measures the connection set-up time instead of running the pattern.
     pub connect: bool,
-    /// The experiment's seed (recorded with the point).
+    /// The experiment's seed: part of the key so that points of experiments with different
+    /// seeds never share, though the model draws nothing from it today.
     pub seed: u64,
 }
 
@@ -53,6 +54,9 @@ impl PointJob {
     /// client) times the 2 KiB pieces of each, four events a piece through a socket stack
     /// and two otherwise. Only an order: it decides no result.
     pub fn cost_estimate(&self) -> u64 {
+        if self.connect {
+            return 100;
+        }
         let p = &self.spec;
         let rounds = u64::from(p.warmup) + u64::from(p.iterations);
         let messages = match p.kind {
@@ -63,9 +67,6 @@ impl PointJob {
         let directions = if p.kind.is_bidirectional() { 2 } else { 1 };
         let streams = u64::from(self.scenario.procs_per_node.max(1)) * u64::from(self.scenario.clients.max(1));
         let per_piece = if self.scenario.sock.is_some() { 4 } else { 2 };
-        if self.connect {
-            return 100;
-        }
         messages.saturating_mul(directions * streams).saturating_mul(1 + p.size / 2048).saturating_mul(per_piece)
     }
 }

@@ -170,7 +170,6 @@ pub fn assemble(exp: &Experiment, jobs: &[PointJob], results: Vec<Result<Point, 
         let (i, pt) = (j.series, j.pt);
         let s = &exp.series[i];
         let mut p = r.map_err(|e| format!("{}: series `{}`, size {} B: {e}", exp.file, s.label, pt.size))?;
-        let spec = s.pattern_at(pt.size);
         let x = pt.x(out[i].x_axis).round() as u64;
         let part = match s.measure {
             Measure::Total | Measure::Connect => None,
@@ -184,7 +183,7 @@ pub fn assemble(exp: &Experiment, jobs: &[PointJob], results: Vec<Result<Point, 
         out[i].unit = p.unit.to_string();
         out[i].points.push((x, p.value));
         out[i].server_cpu.push((x, p.server_cpu_percent));
-        let mut rec = record(exp, s, &spec, pt.miles, &p);
+        let mut rec = record(exp, s, &j.spec, pt.miles, &p);
         rec.clients = (pt.clients > 1).then_some(pt.clients);
         rec.processes = pt.procs;
         pt.mark_sweep(out[i].x_axis, &mut rec);

@@ -144,6 +144,14 @@ impl PvfsSpec {
         })
     }
 
+    /// Simulates series `si` with `servers` I/O servers: aggregate MB/s and the first I/O
+    /// server's CPU utilisation (%).
+    pub fn run_point(&self, profile: &Arc<Profile>, si: usize, servers: u32) -> Result<(f64, f64), String> {
+        let (v, p) = self.setup(profile, self.series[si].protocol, servers);
+        let pt = v.run(&p).map_err(|e| format!("{}: `{}` with {servers} I/O servers: {e}", self.name, self.series[si].label))?;
+        Ok((pt.value, pt.server_cpu_percent))
+    }
+
     /// The model set-up of one point.
     pub fn setup(&self, profile: &Arc<Profile>, protocol: Option<SockStack>, servers: u32) -> (Scenario, PatternSpec) {
         let mut v = Scenario::new(profile.clone(), Service::Rc, Ports::One, 1);
@@ -241,11 +249,9 @@ impl PvfsPlan {
             .zip(&self.outs)
             .map(|(&(fi, si, n), slot)| {
                 let (_, spec, profile) = &self.figs[fi];
-                let strips = u64::from(spec.compute_nodes) * u64::from(n) * (spec.bytes_per_server / spec.strip_bytes.max(1));
-                crate::schedule::Task::new(strips * spec.strip_bytes.div_ceil(2048) * 8, move || {
-                    let (v, p) = spec.setup(profile, spec.series[si].protocol, n);
-                    let r = v.run(&p).map(|pt| (pt.value, pt.server_cpu_percent));
-                    let _ = slot.set(r.map_err(|e| format!("{}: `{}` with {n} I/O servers: {e}", spec.name, spec.series[si].label)));
+                let strips = u64::from(spec.compute_nodes).saturating_mul(u64::from(n)).saturating_mul(spec.bytes_per_server / spec.strip_bytes.max(1));
+                crate::schedule::Task::new(strips.saturating_mul(spec.strip_bytes.div_ceil(2048)).saturating_mul(8), move || {
+                    let _ = slot.set(spec.run_point(profile, si, n));
                 })
             })
             .collect()
@@ -295,9 +301,8 @@ pub fn run_spec(spec: &PvfsSpec) -> Result<Vec<PvfsOutcome>, String> {
     let points: Vec<Result<(usize, u32, f64, f64), String>> = jobs
         .par_iter()
         .map(|&(si, n)| {
-            let (v, p) = spec.setup(&profile, spec.series[si].protocol, n);
-            let pt = v.run(&p).map_err(|e| format!("{}: `{}` with {n} I/O servers: {e}", spec.name, spec.series[si].label))?;
-            Ok((si, n, pt.value, pt.server_cpu_percent))
+            let (mbs, cpu) = spec.run_point(&profile, si, n)?;
+            Ok((si, n, mbs, cpu))
         })
         .collect();
     let mut out: Vec<PvfsOutcome> = spec.series.iter().map(|s| PvfsOutcome { label: s.label.clone(), points: vec![] }).collect();
