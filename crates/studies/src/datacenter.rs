@@ -146,11 +146,10 @@ pub struct DcPlan {
     costs: CostCache,
     /// The cost tables the points use: (profile, protocol).
     needed: Vec<(String, Protocol)>,
-    tables: Vec<OnceLock<Result<(), String>>>,
-    /// Every (spec, series, x) point.
-    jobs: Vec<(&'static str, usize, u64)>,
-    /// The distinct points, by key.
-    unique: Vec<(String, (&'static str, usize, u64))>,
+    /// Every (spec, series, x) point, with the index of its distinct point in `unique`.
+    jobs: Vec<((&'static str, usize, u64), usize)>,
+    /// The distinct points (configured identically: one key).
+    unique: Vec<(&'static str, usize, u64)>,
     outs: Vec<OnceLock<Result<Outcome, String>>>,
 }
 
@@ -180,13 +179,21 @@ pub fn plan(selected: &dyn Fn(&str) -> bool) -> Result<DcPlan, String> {
     let mut needed: Vec<(String, Protocol)> = specs.values().flatten().flat_map(|s| s.protocols.iter().map(move |p| (s.profile.clone(), *p))).collect();
     needed.sort();
     needed.dedup();
-    let mut unique: BTreeMap<String, (&'static str, usize, u64)> = BTreeMap::new();
-    for j in &jobs {
-        unique.entry(point_key(&specs, j)).or_insert(*j);
+    // Distinct points in key order (the order they were always run and reported in).
+    let mut by_key: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    for (i, j) in jobs.iter().enumerate() {
+        by_key.entry(point_key(&specs, j)).or_default().push(i);
     }
-    let unique: Vec<(String, (&'static str, usize, u64))> = unique.into_iter().collect();
+    let mut slot_of = vec![0; jobs.len()];
+    let mut unique = Vec::with_capacity(by_key.len());
+    for same in by_key.into_values() {
+        for &i in &same {
+            slot_of[i] = unique.len();
+        }
+        unique.push(jobs[same[0]]);
+    }
+    let jobs: Vec<((&'static str, usize, u64), usize)> = jobs.into_iter().zip(slot_of).collect();
     Ok(DcPlan {
-        tables: needed.iter().map(|_| OnceLock::new()).collect(),
         outs: unique.iter().map(|_| OnceLock::new()).collect(),
         figs,
         specs,
@@ -218,19 +225,21 @@ impl DcPlan {
         self.unique.len()
     }
 
-    /// The cost tables (first: every point waits for its tables) and the points.
-    pub fn tasks(&self) -> Vec<crate::schedule::Task<'_>> {
+    /// The cost tables (first: every point waits for its tables; a table that fails fails
+    /// the points that use it) and the points, each calling `tick` when done.
+    pub fn tasks<'a>(&'a self, tick: &'a (dyn Fn() + Sync)) -> Vec<crate::schedule::Task<'a>> {
         let mut t = Vec::new();
-        for ((prof, p), slot) in self.needed.iter().zip(&self.tables) {
+        for (prof, p) in &self.needed {
             t.push(crate::schedule::Task::new(u64::MAX, move || {
-                let _ = slot.set(self.costs.get(prof, *p).map(|_| ()));
+                let _ = self.costs.get(prof, *p);
             }));
         }
-        for ((_, (path, si, x)), slot) in self.unique.iter().zip(&self.outs) {
+        for ((path, si, x), slot) in self.unique.iter().zip(&self.outs) {
             let s = &self.specs[path][*si];
             t.push(crate::schedule::Task::new(cost_estimate(s, *x), move || {
                 let r = if s.kind == Kind::Static { s.run_point(&self.table, &self.costs, s.browsers[0], *x) } else { s.run_point(&self.table, &self.costs, *x as u32, 0) };
                 let _ = slot.set(r);
+                tick();
             }));
         }
         t
@@ -238,17 +247,11 @@ impl DcPlan {
 
     /// Study id -> figure id -> series, once every task has run.
     pub fn finish(self) -> Result<BTreeMap<&'static str, FigureResults>, String> {
-        for t in self.tables {
-            t.into_inner().ok_or("a cost table was not built")??;
-        }
-        let mut done: BTreeMap<&str, Outcome> = BTreeMap::new();
-        for ((k, _), o) in self.unique.iter().zip(self.outs) {
-            done.insert(k.as_str(), o.into_inner().ok_or("a replay point was not run")??);
-        }
+        let done: Vec<Outcome> = self.outs.into_iter().map(|o| o.into_inner().ok_or("a replay point was not run")?).collect::<Result<_, String>>()?;
         // Each figure reads its points' outcomes where they lie (no copy per figure).
         let mut by: BTreeMap<(&str, usize), Vec<(u64, &Outcome)>> = BTreeMap::new();
-        for j in &self.jobs {
-            by.entry((j.0, j.1)).or_default().push((j.2, &done[point_key(&self.specs, j).as_str()]));
+        for &((path, si, x), slot) in &self.jobs {
+            by.entry((path, si)).or_default().push((x, &done[slot]));
         }
         let mut out: BTreeMap<&'static str, FigureResults> = BTreeMap::new();
         for f in &self.figs {

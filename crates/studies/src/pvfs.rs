@@ -241,9 +241,9 @@ impl PvfsPlan {
         self.jobs.len()
     }
 
-    /// One task per point; its cost estimate is the strips it moves times 8 events (only an
+    /// One task per point, calling `tick` when done; its cost estimate is the strips it moves times 8 events (only an
     /// order for the queue).
-    pub fn tasks(&self) -> Vec<crate::schedule::Task<'_>> {
+    pub fn tasks<'a>(&'a self, tick: &'a (dyn Fn() + Sync)) -> Vec<crate::schedule::Task<'a>> {
         self.jobs
             .iter()
             .zip(&self.outs)
@@ -252,6 +252,7 @@ impl PvfsPlan {
                 let strips = u64::from(spec.compute_nodes).saturating_mul(u64::from(n)).saturating_mul(spec.bytes_per_server / spec.strip_bytes.max(1));
                 crate::schedule::Task::new(strips.saturating_mul(spec.strip_bytes.div_ceil(2048)).saturating_mul(8), move || {
                     let _ = slot.set(spec.run_point(profile, si, n));
+                    tick();
                 })
             })
             .collect()

@@ -277,18 +277,11 @@ pub fn reproduce(opts: &ReproduceOptions, progress: &dyn Progress) -> Result<Rep
             })
         })
         .collect();
-    fn ticked<'a>(t: Task<'a>, progress: &'a dyn Progress) -> Task<'a> {
-        let run = t.run;
-        Task::new(t.cost, move || {
-            run();
-            progress.tick();
-        })
-    }
-    // Cost tables (u64::MAX) do not count as points.
-    let dc_tasks: Vec<Task> = dc_plan.tasks().into_iter().map(|t| if t.cost == u64::MAX { t } else { ticked(t, progress) }).collect();
+    let tick = || progress.tick();
+    let dc_tasks = dc_plan.tasks(&tick);
     let (dc_from, pvfs_from) = (tasks.len(), tasks.len() + dc_tasks.len());
     tasks.extend(dc_tasks);
-    tasks.extend(pvfs_plan.tasks().into_iter().map(|t| ticked(t, progress)));
+    tasks.extend(pvfs_plan.tasks(&tick));
     let spans = run_longest_first(tasks);
     let span_of = |ids: &mut dyn Iterator<Item = usize>| -> f64 {
         let (a, b) = ids.fold((f64::INFINITY, 0.0f64), |(a, b), i| (a.min(spans[i].0), b.max(spans[i].1)));
