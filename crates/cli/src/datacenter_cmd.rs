@@ -547,6 +547,8 @@ fn profile_cmd(a: ProfileArgs) -> CmdResult {
         return Err(format!("--image-connections {}: expected 1 to 16", a.image_connections).into());
     }
     let specs = a.tiers.iter().map(|t| TierSpec::parse(t)).collect::<Result<Vec<_>, _>>()?;
+    // Each tier given, with the process or cgroup named for it (for the warnings after).
+    let named: Vec<(Tier, &str)> = specs.iter().zip(&a.tiers).map(|(s, t)| (s.tier, t.split_once('=').map_or("", |p| p.1))).collect();
     let probe = TierProbe::new(specs, a.db_port)?;
     if !a.quiet {
         let how = match probe.net {
@@ -601,8 +603,9 @@ fn profile_cmd(a: ProfileArgs) -> CmdResult {
             eprintln!("  {e}");
         }
     }
-    trace_cmd(&a.out)?;
-    for w in profile_warnings(&a.out, &a.tiers, a.db_port)? {
+    let trace = Trace::read(&a.out).map_err(|e| e.to_string())?;
+    print_trace_summary(&a.out, &trace);
+    for w in profile_warnings(&trace, &named, a.db_port) {
         eprintln!("warning: {w}");
     }
     if report.errors.total > 0 {
@@ -614,17 +617,10 @@ fn profile_cmd(a: ProfileArgs) -> CmdResult {
 /// What a profile's trace says about the tiers given: a named tier that used no CPU over
 /// the measured interactions, or an app tier with no traffic to `--db-port`, was most
 /// likely given the wrong process (a launcher shell instead of the server it started).
-fn profile_warnings(out: &std::path::Path, tiers: &[String], db_port: Option<u16>) -> Result<Vec<String>, String> {
-    let t = Trace::read(out).map_err(|e| e.to_string())?;
+fn profile_warnings(t: &Trace, tiers: &[(Tier, &str)], db_port: Option<u16>) -> Vec<String> {
     let mut w = Vec::new();
-    for spec in tiers {
-        let (name, what) = spec.split_once('=').unwrap_or((spec, ""));
-        let tier = match name {
-            "web" => Tier::Web,
-            "app" => Tier::App,
-            "db" => Tier::Db,
-            _ => continue,
-        };
+    for &(tier, what) in tiers {
+        let name = format!("{tier:?}").to_lowercase();
         let shares: Vec<_> = t.records.iter().filter_map(|r| r.tier(tier)).collect();
         if !shares.is_empty() && shares.iter().all(|s| s.cpu_ns == 0) {
             w.push(format!("--tier {name}={what} used no CPU in {} measured interactions: is {what} the server itself (all its threads), not a launcher that started it?", shares.len()));
@@ -635,11 +631,17 @@ fn profile_warnings(out: &std::path::Path, tiers: &[String], db_port: Option<u16
             }
         }
     }
-    Ok(w)
+    w
 }
 
 fn trace_cmd(file: &std::path::Path) -> CmdResult {
     let t = Trace::read(file).map_err(|e| e.to_string())?;
+    print_trace_summary(file, &t);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Prints what `trace FILE` shows of trace `t`: record counts and per-tier sums.
+fn print_trace_summary(file: &std::path::Path, t: &Trace) {
     let pages = t.records.iter().filter(|r| r.kind == Kind::Page).count();
     let errors = t.records.iter().filter(|r| r.error.is_some()).count();
     println!("{}: {} records ({} pages, {} images, {} with errors), schema version 1", file.display(), t.records.len(), pages, t.records.len() - pages, errors);
@@ -660,5 +662,4 @@ fn trace_cmd(file: &std::path::Path) -> CmdResult {
             shares.iter().map(|s| s.from_next.bytes).sum::<u64>(),
         );
     }
-    Ok(ExitCode::SUCCESS)
 }
