@@ -72,6 +72,11 @@ impl Bookstore {
     }
 
     /// SIGTERM; the command and its three tiers must be gone within 5 s, exit status 0.
+    /// The database tier's TCP port, from the banner's "db pid N on ADDR:PORT)".
+    fn db_port(&self) -> String {
+        self.line.split("db pid ").nth(1).and_then(|s| s.split(" on ").nth(1)).and_then(|s| s.split(')').next()).and_then(|a| a.rsplit(':').next()).unwrap().to_string()
+    }
+
     fn stop(self) {
         // SAFETY: signalling our own child by its pid.
         unsafe { libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM) };
@@ -488,7 +493,7 @@ fn profile_of_a_launcher_instead_of_the_server_is_warned_about() {
     let d = tmpdir("profile-wrong-pid");
     let db = d.join("b.sqlite");
     let bs = Bookstore::start(&["--db", db.to_str().unwrap()], &[]);
-    let db_port = bs.line.split("db pid ").nth(1).and_then(|s| s.split(" on ").nth(1)).and_then(|s| s.split(')').next()).and_then(|a| a.rsplit(':').next()).unwrap().to_string();
+    let db_port = bs.db_port();
     let mut idle = std::process::Command::new("sleep").arg("60").spawn().unwrap();
     let out = d.join("p.jsonl");
     let o = bin()
@@ -512,7 +517,7 @@ fn profile_of_the_bookstore_writes_a_trace_that_replay_takes() {
     let db = d.join("b.sqlite");
     let bs = Bookstore::start(&["--db", db.to_str().unwrap()], &[]);
     let (web, app, dbp) = (bs.pids[0], bs.pids[1], bs.pids[2]);
-    let db_port = bs.line.split("db pid ").nth(1).and_then(|s| s.split(" on ").nth(1)).and_then(|s| s.split(')').next()).and_then(|a| a.rsplit(':').next()).unwrap().to_string();
+    let db_port = bs.db_port();
     let out = d.join("profile.jsonl");
     let o = bin()
         .args(["datacenter", "profile", "--url", &bs.url, "--mix", "shopping", "--warmup", "20", "--interactions", "80", "--db-port", &db_port, "--quiet"])
