@@ -12,10 +12,10 @@
 //! name = "sdp-fig8"
 //! profile = "xeon24-mt23108-pcix"
 //! access = "read"              # read | write
-//! compute_nodes = 4
-//! io_servers = [1, 2, 3, 4]    # the x axis
-//! bytes_per_server = 2097152   # each compute node's share on each I/O server
-//! strip_bytes = 65536          # PVFS 1.5 default stripe (ssize)
+//! compute_nodes = 4             # 1..=64
+//! io_servers = [1, 2, 3, 4]    # the x axis, each 1..=64
+//! bytes_per_server = 2097152   # each compute node's share on each I/O server, 1..=2^30
+//! strip_bytes = 65536          # PVFS 1.5 default stripe (ssize), 1..=2^24
 //! store = "ram"                # ram | disk
 //! disk_mbytes_per_s = 25       # store = "disk": written synchronously at this rate
 //! [[series]]
@@ -63,10 +63,10 @@ fn err(file: &str, key: &str, want: &str) -> String {
     format!("{file}: key `{key}`: expected {want}")
 }
 
-fn uint(t: &toml::Table, file: &str, key: &str, min: i64) -> Result<u64, String> {
+fn uint(t: &toml::Table, file: &str, key: &str, min: i64, max: i64) -> Result<u64, String> {
     match t.get(key) {
-        Some(Value::Integer(i)) if *i >= min => Ok(*i as u64),
-        _ => Err(err(file, key, &format!("an integer >= {min}"))),
+        Some(Value::Integer(i)) if (min..=max).contains(i) => Ok(*i as u64),
+        _ => Err(err(file, key, &format!("an integer in {min}..={max}"))),
     }
 }
 
@@ -115,8 +115,8 @@ impl PvfsSpec {
             }
             _ => return Err(err(file, "store", "\"ram\" or \"disk\"")),
         };
-        let strip_bytes = uint(t, file, "strip_bytes", 1)?;
-        let bytes_per_server = uint(t, file, "bytes_per_server", 1)?;
+        let strip_bytes = uint(t, file, "strip_bytes", 1, 1 << 24)?;
+        let bytes_per_server = uint(t, file, "bytes_per_server", 1, 1 << 30)?;
         if bytes_per_server % strip_bytes != 0 {
             return Err(err(file, "bytes_per_server", "a whole number of strips (strip_bytes)"));
         }
@@ -135,7 +135,7 @@ impl PvfsSpec {
             name: text(t, file, "name")?.to_string(),
             profile: text(t, file, "profile")?.to_string(),
             read,
-            compute_nodes: uint(t, file, "compute_nodes", 1)? as u32,
+            compute_nodes: uint(t, file, "compute_nodes", 1, 64)? as u32,
             io_servers,
             bytes_per_server,
             strip_bytes,
@@ -379,6 +379,9 @@ mod tests {
             (ok.replace("strip_bytes=65536", "strip_bytes=100000"), "bytes_per_server"),
             (ok.replace("protocol=\"sdp-bc\"", "protocol=\"smoke\""), "protocol"),
             (ok.replace("name=\"t\"", "name=\"t\"\nbogus=1"), "bogus"),
+            (ok.replace("compute_nodes=2", "compute_nodes=5000000000"), "compute_nodes"),
+            (ok.replace("bytes_per_server=131072", "bytes_per_server=4294967296"), "bytes_per_server"),
+            (ok.replace("strip_bytes=65536", "strip_bytes=0"), "strip_bytes"),
         ] {
             let e = PvfsSpec::parse("p.toml", &bad).unwrap_err();
             assert!(e.contains("p.toml") && e.contains(key), "{key}: {e}");
