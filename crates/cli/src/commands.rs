@@ -509,7 +509,7 @@ pub fn bench_model(bytes: u64, json: Option<&Path>) -> CmdResult {
     for trains in [false, true] {
         let mut setup = Scenario::new(tcp.clone(), Service::Rc, Ports::One, 1);
         setup.sock = Some(SockStack { eth_mtu: NS3_SEGMENT_BYTES as u32 + 52, lso: Some(false), lro: Some(false), ..SockStack::new(SockKind::Eth) });
-        setup.trains = trains;
+        (setup.trains, setup.tcp_trains) = (trains, trains);
         let t = std::time::Instant::now();
         let p = setup.run(&stream_spec).map_err(|e| Fail::Run(e.to_string()))?;
         let wall = t.elapsed().as_secs_f64();

@@ -110,6 +110,7 @@ impl PointKeys {
             procs_per_node,
             max_events,
             trains,
+            tcp_trains,
             mpi,
             qps_per_port,
             clients,
@@ -119,6 +120,7 @@ impl PointKeys {
             io,
         } = &job.scenario;
         let profile = self.profile_number(profile);
+        let trains = if *tcp_trains { format!("{trains}+tcp") } else { trains.to_string() };
         // `Debug` of floats is their shortest exact text: equal text, equal value.
         format!(
             "profile {profile}|{topology:?}|{service:?}|{ports:?}|{procs_per_node}|{max_events}|{trains}|{mpi:?}|{qps_per_port}|{clients}|{initiator:?}|{sock:?}|{sock_mix:?}|{io:?}|{:?}|connect {}|seed {}",

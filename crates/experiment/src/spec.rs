@@ -468,7 +468,7 @@ fn parse_series(file: &str, base: Option<&Path>, l: &mut Layers, label_default: 
         _ => Initiator::Server,
     };
     let topology = if distances.is_empty() { Topology::Lan } else { Topology::Wan { miles: distances[0] } };
-    let setup = Scenario { profile: Arc::new(profile), topology, service, ports, procs_per_node: procs, max_events: 2_000_000_000, trains: true, mpi, qps_per_port, clients: clients[0], initiator, sock, sock_mix, io: None };
+    let setup = Scenario { profile: Arc::new(profile), topology, service, ports, procs_per_node: procs, max_events: 2_000_000_000, trains: true, tcp_trains: false, mpi, qps_per_port, clients: clients[0], initiator, sock, sock_mix, io: None };
     let pattern = PatternSpec { kind, op, size: sizes[0], window, warmup, iterations };
     for &s in &sizes {
         setup.validate(&PatternSpec { size: s, ..pattern }).map_err(|e| ParamError {

@@ -5,7 +5,7 @@ use std::sync::Arc;
 fn main() {
     for prof in ["xeon-mt25208-pcie", "xeon-mt23108-pcix"] {
         let p = Arc::new(Profile::load(prof).unwrap());
-        let setup = |ports, procs| Scenario { profile: p.clone(), topology: Topology::Lan, service: Service::Rc, ports, procs_per_node: procs, max_events: 500_000_000, trains: true, mpi: None, qps_per_port: 1, clients: 1, initiator: Initiator::Server, sock: None, sock_mix: None, io: None };
+        let setup = |ports, procs| Scenario { profile: p.clone(), topology: Topology::Lan, service: Service::Rc, ports, procs_per_node: procs, max_events: 500_000_000, trains: true, tcp_trains: false, mpi: None, qps_per_port: 1, clients: 1, initiator: Initiator::Server, sock: None, sock_mix: None, io: None };
         for op in Op::ALL {
             let s = PatternSpec { kind: PatternKind::Latency, op, size: 4, window: 1, warmup: 10, iterations: 100 };
             let r = setup(Ports::One, 1).run(&s).unwrap();

@@ -5,7 +5,7 @@ use std::sync::Arc;
 fn main() {
     let p = Arc::new(Profile::load("woodcrest-infinihost-longbow").unwrap());
     for miles in [0.0, 1400.0, 8600.0] {
-        let setup = |service, procs| Scenario { profile: p.clone(), topology: Topology::Wan { miles }, service, ports: Ports::One, procs_per_node: procs, max_events: 2_000_000_000, trains: true, mpi: None, qps_per_port: 1, clients: 1, initiator: Initiator::Server, sock: None, sock_mix: None, io: None };
+        let setup = |service, procs| Scenario { profile: p.clone(), topology: Topology::Wan { miles }, service, ports: Ports::One, procs_per_node: procs, max_events: 2_000_000_000, trains: true, tcp_trains: false, mpi: None, qps_per_port: 1, clients: 1, initiator: Initiator::Server, sock: None, sock_mix: None, io: None };
         for (op, svc) in [(Op::Send, Service::Rc), (Op::RdmaWrite, Service::Rc), (Op::RdmaRead, Service::Rc)] {
             let s = PatternSpec { kind: PatternKind::Latency, op, size: 4, window: 1, warmup: 2, iterations: 5 };
             let r = setup(svc, 1).run(&s).unwrap();

@@ -216,6 +216,10 @@ pub struct Adapter {
     pub stats: AdapterStats,
     /// Most packets the send engine hands on as one train (see [`Adapter::send_one`]).
     pub train_max: u64,
+    /// Socket trains (TCP over a datagram link in trains): 0 off; otherwise the most packets
+    /// a socket stack hands the adapter as one datagram list, and the adapter sends a
+    /// socket channel's datagram send as one train (tail included). Set by the scenario.
+    pub sock_train_max: u64,
     /// The link behind each adapter port (InfiniBand, or Ethernet on a VPI port): the one
     /// place a port's MTU is read.
     pub links: Vec<LinkSpec>,
@@ -266,6 +270,7 @@ impl Adapter {
             next_wr: 0,
             stats: AdapterStats::default(),
             train_max,
+            sock_train_max: 0,
             links,
             rx_cqes,
             rqs,
@@ -314,7 +319,7 @@ impl Adapter {
             } else {
                 a.inline_bytes
             };
-        let wr = Wr { id: self.next_wr, op, bytes, meta, inline, datagrams: false };
+        let wr = Wr { id: self.next_wr, op, bytes, meta, inline, datagram_bytes: 0 };
         self.next_wr += 1;
         // BlueFlame: the WQE (with any inline data) goes with the doorbell.
         let mmio = post_path(a, op, inline, bytes).mmio_bytes;
@@ -329,10 +334,26 @@ impl Adapter {
         let mtu = self.links[self.qps[qp as usize].port as usize].mtu_bytes as u64;
         let n = bytes.div_ceil(mtu).max(1);
         let t = t + n * self.costs.post;
-        let wr = Wr { id: self.next_wr, op: Op::Send, bytes, meta, inline: false, datagrams: true };
+        let wr = Wr { id: self.next_wr, op: Op::Send, bytes, meta, inline: false, datagram_bytes: mtu as u32 };
         self.next_wr += 1;
         ctx.send_at(ctx.me(), t, Ev::DoorbellWrite { qp, wr, bytes: self.prof.adapter.doorbell_bytes });
         t
+    }
+
+    /// A socket train: `bytes` as a list of UD send WQEs of `packet_bytes` each (the last
+    /// may be shorter) with one doorbell written at CPU time `t`. The caller has charged
+    /// the CPU each WQE's post ([`Adapter::post_ps`]) where the stack built it, so the
+    /// train costs the CPU what the same requests posted one by one cost.
+    pub fn post_train(&mut self, qp: u32, packet_bytes: u64, bytes: u64, meta: MsgMeta, t: Time, ctx: &mut Ctx<'_, Ev>) {
+        debug_assert!(packet_bytes > 0 && packet_bytes <= self.qp_mtu(qp), "a socket train's datagrams fit the MTU");
+        let wr = Wr { id: self.next_wr, op: Op::Send, bytes, meta, inline: false, datagram_bytes: packet_bytes as u32 };
+        self.next_wr += 1;
+        ctx.send_at(ctx.me(), t, Ev::DoorbellWrite { qp, wr, bytes: self.prof.adapter.doorbell_bytes });
+    }
+
+    /// The CPU's cost of posting one work request (`[host] post_ns`), ps.
+    pub fn post_ps(&self) -> Time {
+        self.costs.post
     }
 
     /// The CPU writes a doorbell of `bytes` for `wr` now. A post is computed when its CPU
@@ -441,6 +462,13 @@ impl Adapter {
         let costs = self.costs;
         let mtu = link.mtu_bytes as u64;
         let train_max = self.train_max;
+        let sock_train_max = self.sock_train_max;
+        // Socket trains: a UD send of a socket channel leaves in trains of up to
+        // `sock_train_max` packets, its tail included (see [`Adapter::sock_train_max`]).
+        let sock_trains = sock_train_max > 1
+            && self.qps[q].service == Service::Ud
+            && self.qps[q].resp.is_empty()
+            && self.qps[q].sq.front().is_some_and(|h| self.chans.get(&h.wr.meta.chan).is_some_and(|c| c.ulp == UlpId::Sock));
         let qp = &mut self.qps[q];
         let service = qp.service;
         let mut engine = 0;
@@ -486,8 +514,10 @@ impl Adapter {
             };
             let head = qp.sq.front_mut().expect("can_send checked");
             let wr = head.wr;
-            let k = train_len(train_max, head.packets - head.sent).min(window_room);
-            if wr.datagrams {
+            let unit = wr.packet_unit(mtu);
+            let left = head.packets - head.sent;
+            let k = if sock_trains { left.min(sock_train_max) } else { train_len(train_max, left).min(window_room) };
+            if wr.datagram_bytes > 0 {
                 engine += k * costs.tx_wqe;
             } else if head.sent == 0 {
                 engine += costs.tx_wqe;
@@ -497,7 +527,7 @@ impl Adapter {
                 let i = head.sent + j;
                 let (first, last) = (i == 0, i + 1 == head.packets);
                 pkts.push(match wr.op {
-                    Op::Send | Op::RdmaWrite => (Kind::Data { op: wr.op, first, last }, (wr.bytes - i * mtu).min(mtu)),
+                    Op::Send | Op::RdmaWrite => (Kind::Data { op: wr.op, first, last }, (wr.bytes - i * unit).min(unit)),
                     Op::RdmaRead => (Kind::ReadReq { len: wr.bytes }, 0),
                     Op::FetchAdd | Op::CmpSwap => (Kind::AtomicReq, 0),
                 });
@@ -772,9 +802,9 @@ impl Adapter {
     pub fn doorbell(&mut self, qp: u32, wr: Wr, ctx: &mut Ctx<'_, Ev>) {
         let a = &self.prof.adapter;
         let path = post_path(a, wr.op, wr.inline, wr.bytes);
-        let fetched = if wr.datagrams {
+        let fetched = if wr.datagram_bytes > 0 {
             // A list of datagram WQEs behind one doorbell: all read from host memory.
-            let wqes = packets_for(wr.op, wr.bytes, self.links[self.qps[qp as usize].port as usize].mtu_bytes as u64);
+            let wqes = packets_for(wr.op, wr.bytes, wr.datagram_bytes as u64);
             let bf = if a.bf_buf_bytes.is_none() { a.blueflame } else { wqes == 1 && path.blueflame };
             if bf { ctx.now() } else { self.bus.dma_read(ctx.now(), wqes * a.wqe_bytes) }
         } else if path.blueflame {
@@ -789,7 +819,7 @@ impl Adapter {
     /// The adapter has fetched `wr` of `qp`: it joins the send queue.
     pub fn wqe_fetched(&mut self, qp: u32, wr: Wr, ctx: &mut Ctx<'_, Ev>) {
         let port = self.qps[qp as usize].port as usize;
-        let packets = packets_for(wr.op, wr.bytes, self.links[port].mtu_bytes as u64);
+        let packets = packets_for(wr.op, wr.bytes, wr.packet_unit(self.links[port].mtu_bytes as u64));
         self.qps[qp as usize].sq.push_back(Active { wr, packets, sent: 0 });
         self.pump_tx(ctx);
     }

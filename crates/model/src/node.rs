@@ -65,6 +65,18 @@ impl UlpHost for Hw<'_, '_> {
         self.adapter.post_datagrams(qp, bytes, meta, t, self.ctx)
     }
 
+    fn sock_train_max(&self) -> u64 {
+        self.adapter.sock_train_max
+    }
+
+    fn post_train(&mut self, qp: u32, packet_bytes: u64, bytes: u64, meta: MsgMeta, t: Time) {
+        self.adapter.post_train(qp, packet_bytes, bytes, meta, t, self.ctx)
+    }
+
+    fn post_ps(&self) -> Time {
+        self.adapter.post_ps()
+    }
+
     fn on_cpu(&mut self, core: usize, ready: Time, f: impl FnOnce(&mut Self, Time) -> Time) -> Time {
         let (slot, start) = self.host.work_start(core, ready);
         let end = f(self, start).max(start);

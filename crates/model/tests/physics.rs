@@ -11,7 +11,7 @@ fn prof(id: &str) -> Profile {
 }
 
 fn setup(p: Profile, ports: Ports, procs: u32, service: Service) -> Scenario {
-    Scenario { profile: Arc::new(p), topology: Topology::Lan, service, ports, procs_per_node: procs, max_events: 200_000_000, trains: true, mpi: None, qps_per_port: 1, clients: 1, initiator: Initiator::Server, sock: None, sock_mix: None, io: None }
+    Scenario { profile: Arc::new(p), topology: Topology::Lan, service, ports, procs_per_node: procs, max_events: 200_000_000, trains: true, tcp_trains: false, mpi: None, qps_per_port: 1, clients: 1, initiator: Initiator::Server, sock: None, sock_mix: None, io: None }
 }
 
 fn bw(p: Profile, size: u64) -> f64 {

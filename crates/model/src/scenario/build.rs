@@ -51,6 +51,10 @@ pub(super) fn build(s: &Scenario, spec: &PatternSpec) -> Fabric {
             }
             if !s.trains {
                 n.adapter.train_max = 1;
+            } else if s.tcp_trains {
+                // A port's share of the packets the adapter prefetches: one train on the
+                // wire while the next is fetched.
+                n.adapter.sock_train_max = (prof.adapter.tx_depth as u64 / ports as u64).max(1);
             }
             if let Some(pool) = &machine {
                 n.host.share_cores(pool.clone(), i as usize);

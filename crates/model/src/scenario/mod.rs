@@ -67,6 +67,13 @@ pub struct Scenario {
     /// Let adapters send the bulk of long messages as packet trains (fewer events, same
     /// per-packet accounting); false simulates every packet as its own event.
     pub trains: bool,
+    /// With `trains`: TCP over a datagram link (Ethernet, IPoIB-UD) moves its bulk as
+    /// socket trains too: the stack hands the adapter up to a port's prefetch depth of
+    /// back-to-back packets as one datagram list (each packet's CPU, driver and post costs
+    /// charged as if posted alone), the adapter sends it as one train, and the receiver's
+    /// interrupt core takes it in one event, packet by packet at the same costs, its
+    /// delayed ACKs leaving as one train of as many ACK packets.
+    pub tcp_trains: bool,
     /// Run the pattern through this MPI design instead of raw verbs.
     pub mpi: Option<MpiDesign>,
     /// Queue pairs per port and channel (MPI spreads rendezvous data over them).
@@ -112,6 +119,7 @@ impl Scenario {
             procs_per_node,
             max_events: 2_000_000_000,
             trains: true,
+            tcp_trains: false,
             mpi: None,
             qps_per_port: 1,
             clients: 1,

@@ -16,10 +16,11 @@ pub struct Wr {
     pub meta: MsgMeta,
     /// The payload travels inside the WQE (inline data): no payload DMA read.
     pub inline: bool,
-    /// A list of one-MTU datagram WQEs posted with one doorbell (UD): the adapter fetches,
-    /// processes and completes each datagram's WQE; the receiver consumes a receive WQE and
-    /// writes a completion per datagram.
-    pub datagrams: bool,
+    /// 0: one request. Otherwise a list of datagram WQEs of this many bytes each (the last
+    /// may be shorter) posted with one doorbell (UD): the adapter fetches, processes and
+    /// completes each datagram's WQE; the receiver consumes a receive WQE and writes a
+    /// completion per datagram.
+    pub datagram_bytes: u32,
 }
 
 /// A work request the send engine has fetched and is transmitting.
@@ -114,6 +115,18 @@ impl Qp {
             }
         }
         true
+    }
+}
+
+impl Wr {
+    /// Bytes of each packet the request is cut into on a path of MTU `mtu`: the datagram
+    /// size of a datagram list, else the MTU.
+    pub fn packet_unit(&self, mtu: u64) -> u64 {
+        if self.datagram_bytes > 0 {
+            self.datagram_bytes as u64
+        } else {
+            mtu
+        }
     }
 }
 

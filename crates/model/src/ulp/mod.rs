@@ -75,6 +75,15 @@ pub trait UlpHost {
     /// Posts `bytes` as a list of one-MTU UD sends with one doorbell; returns when the CPU
     /// is done.
     fn post_datagrams(&mut self, qp: u32, bytes: u64, meta: MsgMeta, t: Time) -> Time;
+    /// Socket trains: the most packets a stack hands the adapter as one train; 0 or 1 when
+    /// off (every packet its own request and event).
+    fn sock_train_max(&self) -> u64;
+    /// Posts a socket train on `qp`: `bytes` as UD datagrams of `packet_bytes` each (the
+    /// last may be shorter) with one doorbell written at CPU time `t`. Charges no CPU: the
+    /// stack charged [`UlpHost::post_ps`] per datagram where it built each.
+    fn post_train(&mut self, qp: u32, packet_bytes: u64, bytes: u64, meta: MsgMeta, t: Time);
+    /// The CPU's cost of posting one work request, ps.
+    fn post_ps(&self) -> Time;
     /// Runs `f` on `core` from no earlier than `ready`; `f` gets the start time and returns
     /// when the work ends. The core is busy in between.
     fn on_cpu(&mut self, core: usize, ready: Time, f: impl FnOnce(&mut Self, Time) -> Time) -> Time

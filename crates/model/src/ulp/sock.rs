@@ -308,6 +308,8 @@ pub struct Sockets {
     /// When the application's own work last ended, ps: whether it sleeps when it shares
     /// the interrupt core (affine wake-ups), where the core's clock cannot tell.
     app_until: Time,
+    /// TCP: the ACKs of a socket train being taken in.
+    ack_train: Option<tcp::AckTrain>,
 }
 
 /// A socket transport: what a stack does when the application sends, when its

@@ -43,6 +43,106 @@ pub(super) struct Geometry {
     csum: bool,
 }
 
+/// Packets the stack sends as one socket train: back-to-back datagrams of one message, each
+/// charged its own CPU, driver and post where it was built, posted with one doorbell when
+/// the train is full, a short packet ends it or anything else must go first. Off (every
+/// packet its own request, as without trains) unless socket trains are on and the link is
+/// a datagram link whose MTU holds a full segment.
+struct TxTrain {
+    /// Most packets in a train; 0 off.
+    max: u64,
+    qp: u32,
+    /// Full packet: MSS and headers, bytes.
+    unit: u64,
+    hdr: u64,
+    mss: u64,
+    /// Post cost the CPU was charged per packet, ps.
+    post: Time,
+    /// Packets and IP bytes gathered, and stream bytes.
+    n: u64,
+    bytes: u64,
+    stream: u64,
+    meta: MsgMeta,
+    /// When the CPU posted the last packet gathered.
+    t: Time,
+}
+
+impl TxTrain {
+    fn new<H: UlpHost>(h: &H, g: Geometry, qp: u32, service: Service) -> Self {
+        let unit = g.mss + g.hdr;
+        let on = service == Service::Ud && h.sock_train_max() > 1 && unit <= h.qp_mtu(qp);
+        let meta = MsgMeta { chan: 0, tag: 0, msg_id: 0, parts: 1, bytes: 0, notify: true, ulp: UlpKind::Raw };
+        TxTrain { max: if on { h.sock_train_max() } else { 0 }, qp, unit, hdr: g.hdr, mss: g.mss, post: h.post_ps(), n: 0, bytes: 0, stream: 0, meta, t: 0 }
+    }
+
+    /// A packet of `p` stream bytes, its CPU work done at `t` up to its post; returns when
+    /// the CPU has posted it.
+    fn post<H: UlpHost>(&mut self, h: &mut H, p: u64, meta: MsgMeta, t: Time) -> Time {
+        if self.max == 0 {
+            return h.post(self.qp, Op::Send, p + self.hdr, meta, t);
+        }
+        if self.n > 0 && (meta.tag, meta.bytes, meta.msg_id) != (self.meta.tag, self.meta.bytes, self.meta.msg_id) {
+            self.flush(h);
+        }
+        let t = t + self.post;
+        self.n += 1;
+        self.bytes += p + self.hdr;
+        self.stream += p;
+        self.meta = meta;
+        self.t = t;
+        if self.n == self.max || p < self.mss {
+            self.flush(h);
+        }
+        t
+    }
+
+    /// Posts the packets gathered, at the CPU time the last was: a lone packet as the
+    /// request it is, more as one datagram list.
+    fn flush<H: UlpHost>(&mut self, h: &mut H) {
+        match self.n {
+            0 => return,
+            1 => {
+                h.post(self.qp, Op::Send, self.bytes, self.meta, self.t - self.post);
+            }
+            _ => {
+                let meta = MsgMeta { ulp: UlpKind::Segment { bytes: self.stream }, ..self.meta };
+                h.post_train(self.qp, self.unit, self.bytes, meta, self.t);
+            }
+        }
+        (self.n, self.bytes, self.stream) = (0, 0, 0);
+    }
+}
+
+/// The ACKs a socket train triggers while the interrupt core takes it in: they leave as one
+/// train of as many ACK packets when it is done (see [`Tcp::send_ack`]).
+#[derive(Debug, Clone)]
+pub(super) struct AckTrain {
+    chan: u32,
+    qp: u32,
+    hdr: u64,
+    /// ACK packets gathered, the last one's meta (its acknowledgement) and when its post
+    /// was done on the CPU.
+    acks: u64,
+    meta: MsgMeta,
+    t: Time,
+    /// The first delayed-ACK timer set for the latest acknowledgement state: (when, seq).
+    timer: Option<(Time, u64)>,
+}
+
+impl AckTrain {
+    /// Posts the ACKs gathered (their CPU already charged).
+    fn flush<H: UlpHost>(&mut self, h: &mut H) {
+        match self.acks {
+            0 => return,
+            1 => {
+                h.post(self.qp, Op::Send, self.hdr, self.meta, self.t - h.post_ps());
+            }
+            n => h.post_train(self.qp, self.hdr, n * self.hdr, self.meta, self.t),
+        }
+        self.acks = 0;
+    }
+}
+
 impl Tcp {
     /// The geometry of channel `chan`: worked out at its first segment and kept with the end
     /// (it depends only on the end's stack, the profile and the queue pair's link, fixed for
@@ -94,6 +194,7 @@ impl Tcp {
         let g = Tcp::geometry(s, h, chan);
         let (tcp_tx, window) = (stack(h).tcp_tx_ns, stack(h).tcp_window_bytes);
         let qp = s.end_mut(chan).qp;
+        let mut train = TxTrain::new(h, g, qp, s.ends[&chan].stack.service());
         loop {
             let end = s.end_mut(chan);
             let avail = end.app_bytes - end.snd_nxt;
@@ -143,13 +244,20 @@ impl Tcp {
                     left -= p;
                     t += ns(g.tx_ns);
                     let meta = MsgMeta { ulp: UlpKind::Segment { bytes: p }, ..meta };
-                    t = h.post(qp, Op::Send, p + g.hdr, meta, t);
+                    t = train.post(h, p, meta, t);
                 }
                 continue;
             }
             t += ns(tcp_tx + g.tx_ns);
-            t = h.post(qp, Op::Send, len + nseg * g.hdr, meta, t);
+            if nseg == 1 {
+                t = train.post(h, len, meta, t);
+            } else {
+                // An LSO request: one work request the adapter cuts.
+                train.flush(h);
+                t = h.post(qp, Op::Send, len + nseg * g.hdr, meta, t);
+            }
         }
+        train.flush(h);
         t
     }
 
@@ -164,6 +272,18 @@ impl Tcp {
         end.delack_seq += 1;
         let meta = MsgMeta { chan, tag: 0, msg_id: end.rcv, parts: 1, bytes: 0, notify: true, ulp: UlpKind::Ack { packets: segs.max(1) as u32 } };
         let t = t + ns(ack_tx);
+        if s.ack_train.as_ref().is_some_and(|b| b.chan == chan) {
+            // Taking a train in: the ACK joins the ACK train that leaves after it.
+            let post = h.post_ps();
+            let b = s.ack_train.as_mut().expect("checked");
+            if b.acks > 0 && b.meta.ulp != meta.ulp {
+                b.flush(h);
+            }
+            b.acks += 1;
+            b.meta = meta;
+            b.t = b.t.max(t + post);
+            return t + post;
+        }
         h.post(qp, Op::Send, g.hdr, meta, t)
     }
 
@@ -233,45 +353,24 @@ impl Tcp {
             t = Tcp::send_ack(s, h, chan, n, t);
         } else {
             let seq = end.delack_seq;
-            h.schedule(t + (delack_us * 1e6) as Time, UlpId::Sock, UlpEv::Timer { chan, seq });
+            let at = t + (delack_us * 1e6) as Time;
+            match s.ack_train.as_mut().filter(|b| b.chan == chan) {
+                // Taking a train in: only a timer no later ACK voids is set, at its end.
+                Some(b) => {
+                    if b.timer.is_none_or(|(_, q)| q != seq) {
+                        b.timer = Some((at, seq));
+                    }
+                }
+                None => h.schedule(at, UlpId::Sock, UlpEv::Timer { chan, seq }),
+            }
         }
         t
     }
 
-    /// The peer acknowledged the stream up to `ack`: slide the window and push more.
-    fn acked<H: UlpHost>(s: &mut Sockets, h: &mut H, chan: u32, ack: u64, t: Time) -> Time {
-        let end = s.end_mut(chan);
-        if ack <= end.snd_una {
-            return t;
-        }
-        end.snd_una = ack;
-        Tcp::push(s, h, chan, t)
-    }
-}
-
-impl Transport for Tcp {
-    /// send(): system call, copy into the socket, then push what the window allows.
-    fn send<H: UlpHost>(s: &mut Sockets, h: &mut H, m: Message, t: Time) -> Time {
-        let g = Tcp::geometry(s, h, m.chan);
-        let st = stack(h);
-        let buf = h.app_buffer(m.bytes);
-        let (syscall, copy, csum) = (ns(st.syscall_ns), st.copy_ps(m.bytes, buf), st.csum_ps(m.bytes));
-        // Into socket buffers that stay in the cache, which the adapter then reads.
-        let traffic = crate::hw::memory::copy_traffic(m.bytes, st.miss(buf), 0.0, true);
-        let mut t = h.copy_end(t + syscall, copy, traffic);
-        if g.csum {
-            t += csum;
-        }
-        let end = s.end_mut(m.chan);
-        end.app_bytes += m.bytes;
-        let e = end.app_bytes;
-        end.tx_msgs.push_back((e, m.tag, m.bytes));
-        Tcp::push(s, h, m.chan, t)
-    }
-
-    /// A TCP completion reached the host: `packets` datagrams carrying `bytes` of IP
-    /// packets (datagram links), or one connected-mode IP packet.
-    fn arrival<H: UlpHost>(s: &mut Sockets, h: &mut H, meta: MsgMeta, packets: u64, bytes: u64) {
+    /// A completion of `packets` datagrams carrying `bytes` of IP packets (datagram links),
+    /// or of one connected-mode IP packet, taken by the interrupt core; returns when that
+    /// core is done with it.
+    fn arrival_one<H: UlpHost>(s: &mut Sockets, h: &mut H, meta: MsgMeta, packets: u64, bytes: u64) -> Time {
         let chan = meta.chan;
         let g = Tcp::geometry(s, h, chan);
         let stack = s.end_mut(chan).stack;
@@ -319,6 +418,67 @@ impl Transport for Tcp {
             t
         });
         s.rx_polled(q, done);
+        done
+    }
+
+    /// The peer acknowledged the stream up to `ack`: slide the window and push more.
+    fn acked<H: UlpHost>(s: &mut Sockets, h: &mut H, chan: u32, ack: u64, t: Time) -> Time {
+        let end = s.end_mut(chan);
+        if ack <= end.snd_una {
+            return t;
+        }
+        end.snd_una = ack;
+        Tcp::push(s, h, chan, t)
+    }
+}
+
+impl Transport for Tcp {
+    /// send(): system call, copy into the socket, then push what the window allows.
+    fn send<H: UlpHost>(s: &mut Sockets, h: &mut H, m: Message, t: Time) -> Time {
+        let g = Tcp::geometry(s, h, m.chan);
+        let st = stack(h);
+        let buf = h.app_buffer(m.bytes);
+        let (syscall, copy, csum) = (ns(st.syscall_ns), st.copy_ps(m.bytes, buf), st.csum_ps(m.bytes));
+        // Into socket buffers that stay in the cache, which the adapter then reads.
+        let traffic = crate::hw::memory::copy_traffic(m.bytes, st.miss(buf), 0.0, true);
+        let mut t = h.copy_end(t + syscall, copy, traffic);
+        if g.csum {
+            t += csum;
+        }
+        let end = s.end_mut(m.chan);
+        end.app_bytes += m.bytes;
+        let e = end.app_bytes;
+        end.tx_msgs.push_back((e, m.tag, m.bytes));
+        Tcp::push(s, h, m.chan, t)
+    }
+
+    /// A TCP completion reached the host: `packets` datagrams carrying `bytes` of IP
+    /// packets (datagram links), or one connected-mode IP packet.
+    fn arrival<H: UlpHost>(s: &mut Sockets, h: &mut H, meta: MsgMeta, packets: u64, bytes: u64) {
+        let chan = meta.chan;
+        let q = s.ends[&chan].stack.rxq();
+        let mut done = h.now();
+        if packets > 1 && h.sock_train_max() > 1 && s.ends[&chan].stack.service() == Service::Ud {
+            // A socket train: every datagram as if it had arrived alone now (the same
+            // interrupt, driver, IP, TCP and delivery work, one after another), the ACKs
+            // it triggers gathered into one ACK train and a delayed-ACK timer set once.
+            let g = Tcp::geometry(s, h, chan);
+            let unit = if matches!(meta.ulp, UlpKind::Ack { .. }) { g.hdr } else { g.mss + g.hdr };
+            s.ack_train = Some(AckTrain { chan, qp: s.ends[&chan].qp, hdr: g.hdr, acks: 0, meta, t: 0, timer: None });
+            let mut left = bytes;
+            for i in 0..packets {
+                let b = if i + 1 == packets { left } else { unit.min(left) };
+                left -= b;
+                done = Tcp::arrival_one(s, h, meta, 1, b);
+            }
+            let mut b = s.ack_train.take().expect("set above");
+            b.flush(h);
+            if let Some((at, seq)) = b.timer.filter(|&(_, seq)| s.ends[&chan].delack_seq == seq) {
+                h.schedule(at, UlpId::Sock, UlpEv::Timer { chan, seq });
+            }
+        } else {
+            done = Tcp::arrival_one(s, h, meta, packets, bytes);
+        }
         if !s.queues[q].lro_chans.is_empty() {
             let seq = s.queues[q].seq;
             h.schedule(done, UlpId::Sock, UlpEv::PollEnd { queue: q as u8, seq });
