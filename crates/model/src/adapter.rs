@@ -464,7 +464,7 @@ impl Adapter {
         let train_max = self.train_max;
         let sock_train_max = self.sock_train_max;
         // Socket trains: a UD send of a socket channel leaves in trains of up to
-        // `sock_train_max` packets, its tail included (see [`Adapter::sock_train_max`]).
+        // `sock_train_max` packets (see [`Adapter::sock_train_max`]).
         let sock_trains = sock_train_max > 1
             && self.qps[q].service == Service::Ud
             && self.qps[q].resp.is_empty()
@@ -516,7 +516,13 @@ impl Adapter {
             let wr = head.wr;
             let unit = wr.packet_unit(mtu);
             let left = head.packets - head.sent;
-            let k = if sock_trains { left.min(sock_train_max) } else { train_len(train_max, left).min(window_room) };
+            let k = match (sock_trains, wr.datagram_bytes > 0) {
+                // A socket train as the stack sized it.
+                (true, true) => left.min(sock_train_max),
+                // An LSO request: trains of a port's prefetch share in its bulk only.
+                (true, false) => train_len(sock_train_max, left),
+                (false, _) => train_len(train_max, left).min(window_room),
+            };
             if wr.datagram_bytes > 0 {
                 engine += k * costs.tx_wqe;
             } else if head.sent == 0 {

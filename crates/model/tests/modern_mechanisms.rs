@@ -14,7 +14,7 @@ fn prof(id: &str) -> Profile {
 
 fn scenario(p: Profile, clients: u32, mpi: Option<MpiDesign>, sock: Option<SockStack>) -> Scenario {
     let initiator = if clients > 1 { Initiator::Clients } else { Initiator::Server };
-    Scenario { profile: Arc::new(p), topology: Topology::Lan, service: Service::Rc, ports: Ports::One, procs_per_node: 1, max_events: 200_000_000, trains: true, mpi, qps_per_port: 1, clients, initiator, sock, sock_mix: None, io: None }
+    Scenario { profile: Arc::new(p), topology: Topology::Lan, service: Service::Rc, ports: Ports::One, procs_per_node: 1, max_events: 200_000_000, trains: true, tcp_trains: false, mpi, qps_per_port: 1, clients, initiator, sock, sock_mix: None, io: None }
 }
 
 fn lat(p: Profile, op: Op, size: u64) -> f64 {

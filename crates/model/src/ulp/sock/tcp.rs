@@ -75,14 +75,20 @@ impl TxTrain {
         TxTrain { max: if on { h.sock_train_max() } else { 0 }, qp, unit, hdr: g.hdr, mss: g.mss, post: h.post_ps(), n: 0, bytes: 0, stream: 0, meta, t: 0 }
     }
 
-    /// A packet of `p` stream bytes, its CPU work done at `t` up to its post; returns when
-    /// the CPU has posted it.
-    fn post<H: UlpHost>(&mut self, h: &mut H, p: u64, meta: MsgMeta, t: Time) -> Time {
-        if self.max == 0 {
-            return h.post(self.qp, Op::Send, p + self.hdr, meta, t);
-        }
+    /// A packet of `p` stream bytes, its CPU work done at `t` up to its post, with `left`
+    /// stream bytes written and not yet sent from its start on and `flight` bytes sent and
+    /// unacknowledged before it; returns when the CPU has posted it. A train starts only in
+    /// the bulk of a stream in full flow: at least four trains' worth unacknowledged and
+    /// four to send. The pipeline of sender, wire and receiver then has a queue wherever it
+    /// is slowest, which a train only shifts, while a stream starting after a pause fills
+    /// it, and ends, packet by packet as without trains.
+    fn post<H: UlpHost>(&mut self, h: &mut H, p: u64, meta: MsgMeta, t: Time, left: u64, flight: u64) -> Time {
         if self.n > 0 && (meta.tag, meta.bytes, meta.msg_id) != (self.meta.tag, self.meta.bytes, self.meta.msg_id) {
             self.flush(h);
+        }
+        let bulk = 4 * self.max * self.mss;
+        if self.max == 0 || (self.n == 0 && (left < bulk || flight < bulk)) {
+            return h.post(self.qp, Op::Send, p + self.hdr, meta, t);
         }
         let t = t + self.post;
         self.n += 1;
@@ -203,6 +209,7 @@ impl Tcp {
                 break;
             }
             let len = avail.min(g.seg_max).min(room);
+            let flight = end.snd_nxt - end.snd_una;
             // Wait for room for a full segment rather than send a runt (silly-window
             // avoidance), and hold a runt while an earlier runt is unacknowledged (Nagle's
             // rule in Minshall's form, as Linux has it).
@@ -244,13 +251,14 @@ impl Tcp {
                     left -= p;
                     t += ns(g.tx_ns);
                     let meta = MsgMeta { ulp: UlpKind::Segment { bytes: p }, ..meta };
-                    t = train.post(h, p, meta, t);
+                    let at = len - left - p;
+                    t = train.post(h, p, meta, t, avail - at, flight + at);
                 }
                 continue;
             }
             t += ns(tcp_tx + g.tx_ns);
             if nseg == 1 {
-                t = train.post(h, len, meta, t);
+                t = train.post(h, len, meta, t, avail, flight);
             } else {
                 // An LSO request: one work request the adapter cuts.
                 train.flush(h);
