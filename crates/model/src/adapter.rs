@@ -102,6 +102,11 @@ impl TrainSum {
     }
 }
 
+/// Datagrams of `unit` bytes (the last may be shorter) that carry `bytes`.
+fn packet_bytes_count(bytes: u64, unit: u64) -> u64 {
+    bytes.div_ceil(unit).max(1)
+}
+
 /// Counts one part of `meta`'s message in `seen`; true when it was the last (always for
 /// single-part messages), and the message's entry is then forgotten.
 fn last_part(seen: &mut BTreeMap<(u32, u64), u16>, meta: &MsgMeta) -> bool {
@@ -346,9 +351,15 @@ impl Adapter {
     /// train costs the CPU what the same requests posted one by one cost.
     pub fn post_train(&mut self, qp: u32, packet_bytes: u64, bytes: u64, meta: MsgMeta, t: Time, ctx: &mut Ctx<'_, Ev>) {
         debug_assert!(packet_bytes > 0 && packet_bytes <= self.qp_mtu(qp), "a socket train's datagrams fit the MTU");
-        let wr = Wr { id: self.next_wr, op: Op::Send, bytes, meta, inline: false, datagram_bytes: packet_bytes as u32 };
+        // Every datagram's WQE takes the path it would posted alone (inline data, BlueFlame):
+        // their writes go together.
+        let a = &self.prof.adapter;
+        let inline = packet_bytes <= if self.inline_by_software { inline_limit(&self.prof, UlpId::Sock, Op::Send) } else { a.inline_bytes };
+        let n = packet_bytes_count(bytes, packet_bytes);
+        let mmio = n * post_path(a, Op::Send, inline, packet_bytes).mmio_bytes;
+        let wr = Wr { id: self.next_wr, op: Op::Send, bytes, meta, inline, datagram_bytes: packet_bytes as u32 };
         self.next_wr += 1;
-        ctx.send_at(ctx.me(), t, Ev::DoorbellWrite { qp, wr, bytes: self.prof.adapter.doorbell_bytes });
+        ctx.send_at(ctx.me(), t, Ev::DoorbellWrite { qp, wr, bytes: mmio });
     }
 
     /// The CPU's cost of posting one work request (`[host] post_ns`), ps.
@@ -808,7 +819,13 @@ impl Adapter {
     pub fn doorbell(&mut self, qp: u32, wr: Wr, ctx: &mut Ctx<'_, Ev>) {
         let a = &self.prof.adapter;
         let path = post_path(a, wr.op, wr.inline, wr.bytes);
-        let fetched = if wr.datagram_bytes > 0 {
+        let sock_list = wr.datagram_bytes > 0 && self.chans.get(&wr.meta.chan).is_some_and(|c| c.ulp == UlpId::Sock);
+        let fetched = if sock_list {
+            // A socket train: each datagram's WQE as if posted alone.
+            let path = post_path(a, wr.op, wr.inline, wr.datagram_bytes as u64);
+            let wqes = packet_bytes_count(wr.bytes, wr.datagram_bytes as u64);
+            if path.blueflame { ctx.now() } else { self.bus.dma_read(ctx.now(), wqes * path.fetch_bytes) }
+        } else if wr.datagram_bytes > 0 {
             // A list of datagram WQEs behind one doorbell: all read from host memory.
             let wqes = packets_for(wr.op, wr.bytes, wr.datagram_bytes as u64);
             let bf = if a.bf_buf_bytes.is_none() { a.blueflame } else { wqes == 1 && path.blueflame };

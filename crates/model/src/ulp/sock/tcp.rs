@@ -131,6 +131,8 @@ pub(super) struct AckTrain {
     acks: u64,
     meta: MsgMeta,
     t: Time,
+    /// The first ACK's acknowledgement (stream offset).
+    first_ack: u64,
     /// The first delayed-ACK timer set for the latest acknowledgement state: (when, seq).
     timer: Option<(Time, u64)>,
 }
@@ -143,7 +145,9 @@ impl AckTrain {
             1 => {
                 h.post(self.qp, Op::Send, self.hdr, self.meta, self.t - h.post_ps());
             }
-            n => h.post_train(self.qp, self.hdr, n * self.hdr, self.meta, self.t),
+            // The train carries its first acknowledgement beside its last (an ACK has no
+            // message bytes).
+            n => h.post_train(self.qp, self.hdr, n * self.hdr, MsgMeta { bytes: self.first_ack, ..self.meta }, self.t),
         }
         self.acks = 0;
     }
@@ -286,6 +290,9 @@ impl Tcp {
             let b = s.ack_train.as_mut().expect("checked");
             if b.acks > 0 && b.meta.ulp != meta.ulp {
                 b.flush(h);
+            }
+            if b.acks == 0 {
+                b.first_ack = meta.msg_id;
             }
             b.acks += 1;
             b.meta = meta;
@@ -472,11 +479,17 @@ impl Transport for Tcp {
             // it triggers gathered into one ACK train and a delayed-ACK timer set once.
             let g = Tcp::geometry(s, h, chan);
             let unit = if matches!(meta.ulp, UlpKind::Ack { .. }) { g.hdr } else { g.mss + g.hdr };
-            s.ack_train = Some(AckTrain { chan, qp: s.ends[&chan].qp, hdr: g.hdr, acks: 0, meta, t: 0, timer: None });
+            s.ack_train = Some(AckTrain { chan, qp: s.ends[&chan].qp, hdr: g.hdr, acks: 0, meta, t: 0, first_ack: 0, timer: None });
             let mut left = bytes;
             for i in 0..packets {
                 let b = if i + 1 == packets { left } else { unit.min(left) };
                 left -= b;
+                let meta = match meta.ulp {
+                    // An ACK train's acknowledgements, from its first to its last evenly
+                    // (the data segments they acknowledge are of one size).
+                    UlpKind::Ack { .. } => MsgMeta { msg_id: meta.bytes + (meta.msg_id - meta.bytes) * i / (packets - 1), bytes: 0, ..meta },
+                    _ => meta,
+                };
                 done = Tcp::arrival_one(s, h, meta, 1, b);
             }
             let mut b = s.ack_train.take().expect("set above");
