@@ -465,24 +465,31 @@ impl Sockets {
         }
         let size = end.rx_msg.1;
         let proc = end.proc;
-        let st = stack(h).clone();
+        let kind = end.stack.kind;
         let asleep = wake && self.app_asleep(h, chan, t);
+        // The costs, worked out before the core is taken (the profile is borrowed from `h`).
+        let st = stack(h);
+        let entry = ns(st.syscall_ns) + if asleep { ns(st.wakeup_ns) } else { 0 };
+        let copy = copy.then(|| {
+            // Out of buffers the adapter wrote (its DMA left them in memory, not in the
+            // cache) into the user's buffer.
+            let buf = h.app_buffer(size);
+            let traffic = crate::hw::memory::copy_traffic(new, 1.0, st.miss(buf), true);
+            // IPoIB: every datagram (connected-mode packet) is its own socket buffer,
+            // released by the process once copied (tcp_recvmsg: sk_eat_skb; an LRO
+            // aggregate's chained datagrams in skb_drop_fraglist).
+            let free = if st.ipoib_rx_free_ns > 0.0 && matches!(kind, SockKind::IpoibUd | SockKind::IpoibRc) {
+                let mss = if kind == SockKind::IpoibUd { st.ipoib_mtu_bytes } else { st.ipoib_cm_mtu_bytes } - st.ip_header_bytes;
+                new.div_ceil(mss) * ns(st.ipoib_rx_free_ns)
+            } else {
+                0
+            };
+            (st.rx_copy_ps(new, buf), traffic, free)
+        });
         self.on_app_cpu(h, chan, t, |this, h, start| {
-            let mut c = start + ns(st.syscall_ns) + if asleep { ns(st.wakeup_ns) } else { 0 };
-            if copy {
-                // Out of buffers the adapter wrote (its DMA left them in memory, not in the
-                // cache) into the user's buffer.
-                let buf = h.app_buffer(size);
-                let traffic = crate::hw::memory::copy_traffic(new, 1.0, st.miss(buf), true);
-                c = h.copy_end(c, st.rx_copy_ps(new, buf), traffic);
-                // IPoIB: every datagram (connected-mode packet) is its own socket buffer,
-                // released by the process once copied (tcp_recvmsg: sk_eat_skb; an LRO
-                // aggregate's chained datagrams in skb_drop_fraglist).
-                let kind = this.end_mut(chan).stack.kind;
-                if st.ipoib_rx_free_ns > 0.0 && matches!(kind, SockKind::IpoibUd | SockKind::IpoibRc) {
-                    let mss = if kind == SockKind::IpoibUd { st.ipoib_mtu_bytes } else { st.ipoib_cm_mtu_bytes } - st.ip_header_bytes;
-                    c += new.div_ceil(mss) * ns(st.ipoib_rx_free_ns);
-                }
+            let mut c = start + entry;
+            if let Some((copy_ps, traffic, free)) = copy {
+                c = h.copy_end(c, copy_ps, traffic) + free;
             }
             let end = this.end_mut(chan);
             end.delivered += new;

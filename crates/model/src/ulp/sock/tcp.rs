@@ -332,16 +332,17 @@ impl Tcp {
     /// or with prequeue in the woken application's context. Returns when the interrupt
     /// core is done.
     fn input<H: UlpHost>(s: &mut Sockets, h: &mut H, chan: u32, bytes: u64, segs: u64, meta: MsgMeta, t: Time) -> Time {
-        let st = stack(h).clone();
-        if !st.prequeue {
-            let t = t + segs * ns(st.tcp_rx_ns);
+        let st = stack(h);
+        let (prequeue, tcp_rx, wakeup) = (st.prequeue, ns(st.tcp_rx_ns), ns(st.wakeup_ns));
+        if !prequeue {
+            let t = t + segs * tcp_rx;
             let t = Tcp::data(s, h, chan, bytes, segs, meta, t);
             s.deliver_bytes(h, chan, t, true);
             return t;
         }
         let asleep = s.app_asleep(h, chan, t);
         let a = s.on_app_cpu(h, chan, t, |s, h, a| {
-            let a = a + if asleep { ns(st.wakeup_ns) } else { 0 } + segs * ns(st.tcp_rx_ns);
+            let a = a + if asleep { wakeup } else { 0 } + segs * tcp_rx;
             Tcp::data(s, h, chan, bytes, segs, meta, a)
         });
         s.deliver_bytes_from(h, chan, a, true, false);
@@ -389,12 +390,12 @@ impl Tcp {
         let chan = meta.chan;
         let g = Tcp::geometry(s, h, chan);
         let stack = s.end_mut(chan).stack;
-        let st = super::stack(h).clone();
+        let st = super::stack(h);
+        let (lro_max, ip_rx, ack_rx) = (st.offload_max_bytes, ns(st.ip_rx_ns), ns(st.ip_rx_ns + st.tcp_ack_rx_ns));
         let q = stack.rxq();
         let eth_aic = (stack.kind == SockKind::Eth).then_some(stack.aic);
         let (ready, irq) = s.rx_ready(h, q, h.now(), packets, eth_aic);
         let core = irq_core(h);
-        let lro_max = st.offload_max_bytes;
         let lro = stack.lro_on(h.profile().eth.as_ref());
         let done = h.on_cpu(core, ready, |h, start| {
             let mut t = start + irq + packets * ns(g.rx_ns);
@@ -402,7 +403,7 @@ impl Tcp {
             let ack = meta.msg_id;
             match meta.ulp {
                 UlpKind::Ack { packets: acks } => {
-                    t += acks as u64 * ns(st.ip_rx_ns + st.tcp_ack_rx_ns);
+                    t += acks as u64 * ack_rx;
                     t += (acks as u64).saturating_sub(1) * ns(g.rx_ns);
                     t = Tcp::acked(s, h, chan, ack, t);
                 }
@@ -424,7 +425,7 @@ impl Tcp {
                             s.queues[q].lro_chans.push(chan);
                         }
                     } else {
-                        t += packets * ns(st.ip_rx_ns);
+                        t += packets * ip_rx;
                         t = Tcp::input(s, h, chan, bytes, packets, meta, t);
                     }
                 }
