@@ -823,8 +823,13 @@ impl Adapter {
         let fetched = if sock_list {
             // A socket train: each datagram's WQE as if posted alone.
             let path = post_path(a, wr.op, wr.inline, wr.datagram_bytes as u64);
+            if path.blueflame {
+                // The WQEs came with the doorbell: the train joins the send queue now.
+                self.wqe_fetched(qp, wr, ctx);
+                return;
+            }
             let wqes = packet_bytes_count(wr.bytes, wr.datagram_bytes as u64);
-            if path.blueflame { ctx.now() } else { self.bus.dma_read(ctx.now(), wqes * path.fetch_bytes) }
+            self.bus.dma_read(ctx.now(), wqes * path.fetch_bytes)
         } else if wr.datagram_bytes > 0 {
             // A list of datagram WQEs behind one doorbell: all read from host memory.
             let wqes = packets_for(wr.op, wr.bytes, wr.datagram_bytes as u64);

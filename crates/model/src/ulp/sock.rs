@@ -421,7 +421,9 @@ impl Sockets {
                 // Exponentially weighted packet rate with the scheme's time constant.
                 let tau_ps = e.aic_sample_us * 1e6;
                 let dt = t.saturating_sub(qu.rate_t) as f64;
-                qu.rate_pps = qu.rate_pps * (-dt / tau_ps).exp() + packets as f64 / (tau_ps * 1e-12);
+                // (No decay between packets of one train: exp(0) is 1 exactly.)
+                let decay = if dt == 0.0 { 1.0 } else { (-dt / tau_ps).exp() };
+                qu.rate_pps = qu.rate_pps * decay + packets as f64 / (tau_ps * 1e-12);
                 qu.rate_t = t;
                 if aic {
                     e.aic_delay_us(qu.rate_pps)
