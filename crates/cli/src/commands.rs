@@ -504,7 +504,9 @@ pub fn bench_model(bytes: u64, json: Option<&Path>) -> CmdResult {
         e.link.cable_m = NS3_DELAY_NS / e.link.prop_ns_per_m;
     }
     let tcp = Arc::new(tcp);
-    // A socket stream: the whole transfer as one window of messages (netperf TCP_STREAM).
+    // A socket stream: the whole transfer as one window of messages (netperf TCP_STREAM);
+    // with packet trains, TCP's own socket trains too (`Scenario::tcp_trains`, which the
+    // studies leave off: see docs/performance.md, "TCP in trains").
     let stream_spec = PatternSpec { kind: PatternKind::Bandwidth, window: messages, iterations: 1, ..spec };
     for trains in [false, true] {
         let mut setup = Scenario::new(tcp.clone(), Service::Rc, Ports::One, 1);

@@ -1,3 +1,9 @@
+//! TCP in socket trains against the same runs without: for five TCP stacks (Ethernet with the
+//! profile's LSO and LRO, without them, without them at an MTU of 2100; IPoIB-UD without and
+//! with LSO and LRO) and stream bandwidth and latency at several sizes and stream counts,
+//! the value packet by packet, with packet trains (`Scenario::trains`, TCP's datagrams one
+//! by one) and with TCP's own trains too (`Scenario::tcp_trains`), and the events each took.
+//! Usage: cargo run --release -p interlab-model --example tcp_trains_table
 use interlab_model::ulp::sock::{SockKind, SockStack};
 use interlab_model::{Ports, Profile, Scenario, Service};
 use interlab_patterns::{Op, PatternKind, PatternSpec};

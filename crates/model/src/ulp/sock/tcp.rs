@@ -488,7 +488,7 @@ impl Transport for Tcp {
                 let meta = match meta.ulp {
                     // An ACK train's acknowledgements, from its first to its last evenly
                     // (the data segments they acknowledge are of one size).
-                    UlpKind::Ack { .. } => MsgMeta { msg_id: meta.bytes + (meta.msg_id - meta.bytes) * i / (packets - 1), bytes: 0, ..meta },
+                    UlpKind::Ack { .. } => MsgMeta { msg_id: meta.bytes + meta.msg_id.saturating_sub(meta.bytes) * i / (packets - 1), bytes: 0, ..meta },
                     _ => meta,
                 };
                 done = Tcp::arrival_one(s, h, meta, 1, b);
