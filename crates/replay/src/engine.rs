@@ -1,4 +1,4 @@
-//! The replay engine: a discrete-event simulation (on `interlab-kernel`) of closed-loop
+//! The replay engine: a discrete-event simulation of closed-loop
 //! browsers and server tiers with cores, joined by links with connection pools. A workload
 //! turns each request into a small program of steps (take a connection, send a message,
 //! run on a tier's cores, give the connection back, fork parallel image fetches); the
@@ -20,7 +20,8 @@
 //!   latencies and their CPU at both ends.
 
 use crate::netcost::NetCost;
-use interlab_kernel::{Component, Ctx, Rng, Simulation, Time, PS_PER_S, PS_PER_US};
+use crate::queue::Queue;
+use interlab_kernel::{Rng, Time, PS_PER_S, PS_PER_US};
 use std::collections::VecDeque;
 use std::sync::Arc;
 
@@ -30,8 +31,11 @@ pub const MAX_LINKS: usize = 4;
 pub const MARKS: usize = 4;
 const NONE: u32 = u32::MAX;
 
-/// One step of a request program.
-#[derive(Debug, Clone, PartialEq)]
+/// One step of a request program. A program is a flat list of steps: a `Fork(n)` is
+/// followed by its `n` programs, each ended by a `Join`, and the forking program goes on
+/// after the last of them. Steps hold no heap memory, so a program is one vector, which
+/// the engine hands back to the workload for a later request (no allocation per request).
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Step {
     /// Take a connection of `link` (dedicated pools: connection `slot`).
     Acquire { link: u8, slot: u32 },
@@ -46,8 +50,30 @@ pub enum Step {
     Cpu { tier: u8, ns: u64 },
     /// Record the time in mark `k`.
     Mark(u8),
-    /// Run these programs in parallel and wait for all.
-    Fork(Vec<Vec<Step>>),
+    /// Run the `n` programs that follow (each ended by [`Step::Join`]) in parallel and wait
+    /// for all.
+    Fork(u32),
+    /// The end of a forked program.
+    Join,
+}
+
+/// Index of the [`Step::Join`] that ends the program starting at `start` of `steps` (forks
+/// inside it skipped whole), or `steps.len()` if none does (the outermost program).
+pub fn program_end(steps: &[Step], start: usize) -> usize {
+    let mut i = start;
+    while i < steps.len() {
+        match steps[i] {
+            Step::Join => return i,
+            Step::Fork(n) => {
+                i += 1;
+                for _ in 0..n {
+                    i = program_end(steps, i) + 1;
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    steps.len()
 }
 
 /// A tier.
@@ -75,8 +101,9 @@ pub struct LinkCfg {
 pub trait Workload {
     /// Names of the request classes (interactions).
     fn classes(&self) -> Vec<String>;
-    /// The next request of browser `b` at time `now`: (class, program).
-    fn next(&mut self, b: u32, now: Time, rng: &mut Rng) -> (usize, Vec<Step>);
+    /// The next request of browser `b` at time `now`: its class; its program appended to
+    /// `program` (empty when called).
+    fn next(&mut self, b: u32, now: Time, rng: &mut Rng, program: &mut Vec<Step>) -> usize;
     /// Think time after browser `b`'s request completed, ps.
     fn think(&mut self, b: u32, rng: &mut Rng) -> Time;
 }
@@ -214,17 +241,24 @@ struct Pool {
     dedicated: bool,
     conns: Vec<Conn>,
     free: Vec<u32>,
-    waiters: VecDeque<usize>,
+    waiters: VecDeque<u32>,
 }
 
+/// A request's program, or one of the programs it forked, being run.
 struct Flow {
-    steps: Vec<Step>,
-    pc: usize,
-    parent: Option<usize>,
+    /// The request's program (an index into `Dc::programs`), shared by the programs it forks.
+    prog: u32,
+    /// The next step, and the end of this flow's steps (its `Join`, or the program's end).
+    pc: u32,
+    end: u32,
+    /// The flow that forked this one, or `NONE`.
+    parent: u32,
     pending: u32,
-    conns: [u32; MAX_LINKS],
     browser: u32,
+    conns: [u32; MAX_LINKS],
     class: u16,
+    /// Receive-side CPU of the message in flight (`NetCost::recv_cpu` of its size), us.
+    recv_cpu_us: f64,
     start: Time,
     marks: [Time; MARKS],
 }
@@ -232,9 +266,9 @@ struct Flow {
 #[derive(Debug, Clone, Copy)]
 enum Ev {
     Start(u32),
-    Next(usize),
-    /// A message arrives; `recv_cpu_us` is its receive-side CPU (`NetCost::recv_cpu` of its size).
-    Arrive { flow: usize, link: u8, recv_cpu_us: f64, up: bool, idle: bool },
+    Next(u32),
+    /// The flow's message arrives (its receive-side CPU is the flow's `recv_cpu_us`).
+    Arrive { flow: u32, link: u8, up: bool, idle: bool },
     End,
 }
 
@@ -265,8 +299,12 @@ struct Dc {
     /// Of `busy`, the network stack's part (ps).
     net_busy: Vec<u128>,
     pools: Vec<Pool>,
-    flows: Vec<Option<Flow>>,
-    free_flows: Vec<usize>,
+    flows: Vec<Flow>,
+    free_flows: Vec<u32>,
+    /// Request programs; those of finished requests (listed in `free_programs`) are
+    /// handed to the workload again, with their capacity.
+    programs: Vec<Vec<Step>>,
+    free_programs: Vec<u32>,
     stopping: bool,
     issued: u64,
     completed: u64,
@@ -299,13 +337,13 @@ impl Dc {
         self.reserve(tier, now, dur)
     }
 
-    fn new_flow(&mut self, f: Flow) -> usize {
+    fn new_flow(&mut self, f: Flow) -> u32 {
         if let Some(i) = self.free_flows.pop() {
-            self.flows[i] = Some(f);
+            self.flows[i as usize] = f;
             i
         } else {
-            self.flows.push(Some(f));
-            self.flows.len() - 1
+            self.flows.push(f);
+            (self.flows.len() - 1) as u32
         }
     }
 
@@ -317,45 +355,41 @@ impl Dc {
         &mut p.conns[c as usize]
     }
 
-    fn finish(&mut self, f: usize, ctx: &mut Ctx<'_, Ev>) {
-        let flow = self.flows[f].take().expect("flow");
+    fn finish(&mut self, f: u32, now: Time, q: &mut Queue<Ev>) {
+        let flow = &self.flows[f as usize];
+        let (parent, prog, browser, class, start, marks) = (flow.parent, flow.prog, flow.browser, flow.class, flow.start, flow.marks);
         self.free_flows.push(f);
-        if let Some(p) = flow.parent {
-            let pf = self.flows[p].as_mut().expect("parent");
+        if parent != NONE {
+            let pf = &mut self.flows[parent as usize];
             pf.pending -= 1;
             if pf.pending == 0 {
-                ctx.schedule_self(0, Ev::Next(p));
+                q.push(now, Ev::Next(parent));
             }
             return;
         }
-        let now = ctx.now();
+        // The request is done, and every flow it forked before it: its program is free.
+        self.free_programs.push(prog);
         self.completed += 1;
         let (w0, w1) = (self.cfg.warmup, self.cfg.warmup + self.cfg.measure);
         if now >= w0 && now <= w1 {
-            self.measured.push(Completion { class: flow.class, start: flow.start, end: now, marks: flow.marks });
+            self.measured.push(Completion { class, start, end: now, marks });
         }
         if !self.stopping {
-            let b = flow.browser;
-            let t = self.wl.think(b, &mut self.rngs[b as usize]);
-            ctx.schedule_self(t, Ev::Start(b));
+            let t = self.wl.think(browser, &mut self.rngs[browser as usize]);
+            q.push_timer(now + t, Ev::Start(browser));
         }
     }
 
-    fn run_flow(&mut self, f: usize, ctx: &mut Ctx<'_, Ev>) {
-        let now = ctx.now();
+    fn run_flow(&mut self, f: u32, now: Time, q: &mut Queue<Ev>) {
         loop {
-            let flow = self.flows[f].as_mut().expect("flow");
-            if flow.pc >= flow.steps.len() {
-                self.finish(f, ctx);
+            let flow = &mut self.flows[f as usize];
+            if flow.pc >= flow.end {
+                self.finish(f, now, q);
                 return;
             }
             let pc = flow.pc;
             flow.pc += 1;
-            let step = match &mut flow.steps[pc] {
-                Step::Fork(v) => Step::Fork(std::mem::take(v)),
-                s => s.clone(),
-            };
-            match step {
+            match self.programs[flow.prog as usize][pc as usize] {
                 Step::Mark(k) => flow.marks[k as usize % MARKS] = now,
                 Step::Acquire { link, slot } => {
                     let l = link as usize;
@@ -376,10 +410,10 @@ impl Dc {
                     let pool = &mut self.pools[l];
                     if !pool.dedicated && c != NONE {
                         if let Some(w) = pool.waiters.pop_front() {
-                            let wf = self.flows[w].as_mut().expect("waiter");
+                            let wf = &mut self.flows[w as usize];
                             wf.conns[l] = c;
                             wf.pc += 1;
-                            ctx.schedule_self(0, Ev::Next(w));
+                            q.push(now, Ev::Next(w));
                         } else {
                             pool.free.push(c);
                         }
@@ -396,96 +430,117 @@ impl Dc {
                     let (small, connect) = (k.small_cpu, k.connect);
                     self.reserve_net(from, now, small);
                     self.reserve_net(to, now, small);
-                    ctx.schedule_self(connect, Ev::Next(f));
+                    q.push(now + connect, Ev::Next(f));
                     return;
                 }
                 Step::Cpu { tier, ns } => {
                     let end = self.reserve(tier as usize, now, ns * 1000);
-                    ctx.send_at(ctx.me(), end, Ev::Next(f));
+                    q.push(end.max(now), Ev::Next(f));
                     return;
                 }
                 Step::Send { link, bytes, up } => {
                     let l = link as usize;
                     let c = flow.conns[l];
-                    let idle = match (self.consts[l].idle, c) {
-                        (Some(th), c) if c != NONE => self.conn_mut(l, c).last.is_some_and(|t| now.saturating_sub(t) > th),
-                        _ => false,
-                    };
                     let (lk, k) = (&self.cfg.links[l], &self.consts[l]);
                     let m = lk.cost.at(bytes);
+                    flow.recv_cpu_us = m.recv_cpu_us;
                     let sender = if up { lk.to } else { lk.from };
                     let mut wire = (m.latency_us - m.send_cpu_us - m.recv_cpu_us).max(0.0);
                     let mut cpu_s = m.send_cpu_us;
+                    let (idle_th, small) = (k.idle, k.small_cpu_us);
+                    let small_latency_us = k.small_latency_us;
+                    let idle = match (idle_th, c) {
+                        (Some(th), c) if c != NONE => self.conn_mut(l, c).last.is_some_and(|t| now.saturating_sub(t) > th),
+                        _ => false,
+                    };
                     if idle {
                         // The control round trip: each end sends one small message and receives one.
                         self.idle_penalties += 1;
-                        let small = k.small_cpu_us;
                         cpu_s += small;
-                        wire += (2.0 * k.small_latency_us - 2.0 * small).max(0.0);
+                        wire += (2.0 * small_latency_us - 2.0 * small).max(0.0);
                     }
                     self.messages += 1;
                     let end = self.reserve_net(sender, now, us(cpu_s));
-                    ctx.send_at(ctx.me(), end + us(wire), Ev::Arrive { flow: f, link, recv_cpu_us: m.recv_cpu_us, up, idle });
+                    q.push((end + us(wire)).max(now), Ev::Arrive { flow: f, link, up, idle });
                     return;
                 }
-                Step::Fork(children) => {
-                    let n = children.len() as u32;
+                Step::Fork(n) => {
                     if n == 0 {
                         continue;
                     }
-                    let (browser, class, start) = (flow.browser, flow.class, flow.start);
+                    let (prog, browser, class, start) = (flow.prog, flow.browser, flow.class, flow.start);
                     flow.pending = n;
-                    for steps in children {
+                    // The forked programs follow the `Fork`, each up to its `Join`.
+                    let mut at = pc as usize + 1;
+                    for _ in 0..n {
+                        let end = program_end(&self.programs[prog as usize], at);
                         let cf = self.new_flow(Flow {
-                            steps,
-                            pc: 0,
-                            parent: Some(f),
+                            prog,
+                            pc: at as u32,
+                            end: end as u32,
+                            parent: f,
                             pending: 0,
-                            conns: [NONE; MAX_LINKS],
                             browser,
+                            conns: [NONE; MAX_LINKS],
                             class,
+                            recv_cpu_us: 0.0,
                             start,
                             marks: [0; MARKS],
                         });
-                        ctx.schedule_self(0, Ev::Next(cf));
+                        q.push(now, Ev::Next(cf));
+                        at = end + 1;
                     }
+                    // Once they are all done, this flow goes on after the last one.
+                    self.flows[f as usize].pc = at as u32;
                     return;
                 }
+                // A forked program's end (its flow's `end` stops it before): nothing to do.
+                Step::Join => {}
             }
         }
     }
-}
 
-impl Component<Ev> for Dc {
-    fn handle(&mut self, ev: Ev, ctx: &mut Ctx<'_, Ev>) {
+    /// Handles one event at `now`; false: the run stops.
+    fn handle(&mut self, ev: Ev, now: Time, q: &mut Queue<Ev>) -> bool {
         match ev {
             Ev::Start(b) => {
                 if self.stopping {
-                    return;
+                    return true;
                 }
-                let now = ctx.now();
-                let (class, steps) = self.wl.next(b, now, &mut self.rngs[b as usize]);
+                let p = match self.free_programs.pop() {
+                    Some(p) => p,
+                    None => {
+                        self.programs.push(Vec::new());
+                        (self.programs.len() - 1) as u32
+                    }
+                };
+                let steps = &mut self.programs[p as usize];
+                steps.clear();
+                let class = self.wl.next(b, now, &mut self.rngs[b as usize], steps);
+                let end = steps.len() as u32;
                 self.issued += 1;
                 let f = self.new_flow(Flow {
-                    steps,
+                    prog: p,
                     pc: 0,
-                    parent: None,
+                    end,
+                    parent: NONE,
                     pending: 0,
-                    conns: [NONE; MAX_LINKS],
                     browser: b,
+                    conns: [NONE; MAX_LINKS],
                     class: class as u16,
+                    recv_cpu_us: 0.0,
                     start: now,
                     marks: [now; MARKS],
                 });
-                self.run_flow(f, ctx);
+                self.run_flow(f, now, q);
             }
-            Ev::Next(f) => self.run_flow(f, ctx),
-            Ev::Arrive { flow, link, recv_cpu_us, up, idle } => {
-                let now = ctx.now();
+            Ev::Next(f) => self.run_flow(f, now, q),
+            Ev::Arrive { flow, link, up, idle } => {
                 let l = link as usize;
                 let lk = &self.cfg.links[l];
                 let receiver = if up { lk.from } else { lk.to };
-                let mut cpu = recv_cpu_us;
+                let fl = &mut self.flows[flow as usize];
+                let mut cpu = fl.recv_cpu_us;
                 if idle {
                     cpu += self.consts[l].small_cpu_us;
                 }
@@ -494,27 +549,29 @@ impl Component<Ev> for Dc {
                 let net = us(cpu);
                 self.net_busy[receiver] += net as u128;
                 let mut dur = net;
-                let fl = self.flows[flow].as_mut().expect("flow");
-                if let Some(&Step::Cpu { tier, ns }) = fl.steps.get(fl.pc) {
-                    if tier as usize == receiver {
-                        dur += ns * 1000;
-                        fl.pc += 1;
+                if fl.pc < fl.end {
+                    if let Step::Cpu { tier, ns } = self.programs[fl.prog as usize][fl.pc as usize] {
+                        if tier as usize == receiver {
+                            dur += ns * 1000;
+                            fl.pc += 1;
+                        }
                     }
                 }
+                let c = fl.conns[l];
                 let end = self.reserve(receiver, now, dur);
-                let c = self.flows[flow].as_ref().expect("flow").conns[l];
                 if c != NONE {
                     self.conn_mut(l, c).last = Some(end);
                 }
-                ctx.send_at(ctx.me(), end, Ev::Next(flow));
+                q.push(end.max(now), Ev::Next(flow));
             }
             Ev::End => {
                 self.stopping = true;
                 if !self.cfg.drain {
-                    ctx.stop();
+                    return false;
                 }
             }
         }
+        true
     }
 }
 
@@ -554,7 +611,7 @@ pub fn run(cfg: &Config, wl: Box<dyn Workload>) -> Result<Outcome, String> {
             LinkConst { small_cpu_us, small_latency_us: c.latency(1), small_cpu: us(small_cpu_us), idle: c.idle_us.map(us), connect: us(c.connect_us) }
         })
         .collect();
-    let dc = Dc {
+    let mut dc = Dc {
         cfg: cfg.clone(),
         consts,
         wl,
@@ -566,6 +623,8 @@ pub fn run(cfg: &Config, wl: Box<dyn Workload>) -> Result<Outcome, String> {
         pools,
         flows: Vec::new(),
         free_flows: Vec::new(),
+        programs: Vec::new(),
+        free_programs: Vec::new(),
         stopping: false,
         issued: 0,
         completed: 0,
@@ -574,23 +633,30 @@ pub fn run(cfg: &Config, wl: Box<dyn Workload>) -> Result<Outcome, String> {
         idle_penalties: 0,
         connects: 0,
     };
-    let mut sim: Simulation<Ev> = Simulation::new();
-    let id = sim.add(dc);
+    // The run loop: one component, so no dispatch; events in `(time, seq)` order.
+    let mut q: Queue<Ev> = Queue::new();
     let mut start_rng = Rng::stream(cfg.seed, 0);
     for b in 0..cfg.browsers {
         let at = (start_rng.next_f64() * cfg.start_spread as f64) as Time;
-        sim.schedule(id, at, Ev::Start(b));
+        q.push_timer(at, Ev::Start(b));
     }
-    sim.schedule(id, cfg.warmup + cfg.measure, Ev::End);
-    let stats = sim.run_bounded(Time::MAX, cfg.max_events);
-    let dc = sim.get::<Dc>(id).expect("dc");
-    let end = stats.end_time.max(1) as f64;
+    q.push(cfg.warmup + cfg.measure, Ev::End);
+    let (mut events, mut now) = (0u64, 0 as Time);
+    while events < cfg.max_events {
+        let Some((t, ev)) = q.pop() else { break };
+        now = t;
+        events += 1;
+        if !dc.handle(ev, now, &mut q) {
+            break;
+        }
+    }
+    let end = now.max(1) as f64;
     Ok(Outcome {
         classes,
         issued: dc.issued,
         completed: dc.completed,
         in_flight: dc.issued - dc.completed,
-        measured: dc.measured.clone(),
+        measured: std::mem::take(&mut dc.measured),
         measure_s: cfg.measure as f64 / PS_PER_S as f64,
         tier_busy_s: dc.busy.iter().map(|&b| b as f64 / PS_PER_S as f64).collect(),
         tier_net_busy_s: dc.net_busy.iter().map(|&b| b as f64 / PS_PER_S as f64).collect(),
@@ -606,7 +672,7 @@ pub fn run(cfg: &Config, wl: Box<dyn Workload>) -> Result<Outcome, String> {
         messages: dc.messages,
         idle_penalties: dc.idle_penalties,
         connects: dc.connects,
-        events: stats.events,
+        events,
         end_time_s: end / PS_PER_S as f64,
     })
 }

@@ -4,6 +4,7 @@
 //! "Model replay".
 
 pub mod engine;
+mod queue;
 pub mod netcost;
 pub mod spec;
 pub mod table;

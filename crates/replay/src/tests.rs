@@ -200,8 +200,9 @@ impl Workload for OneWay {
     fn classes(&self) -> Vec<String> {
         vec!["m".into()]
     }
-    fn next(&mut self, b: u32, _now: interlab_kernel::Time, _rng: &mut interlab_kernel::Rng) -> (usize, Vec<Step>) {
-        (0, vec![Step::Acquire { link: 0, slot: b }, Step::Send { link: 0, bytes: self.bytes, up: self.up }, Step::Release { link: 0 }])
+    fn next(&mut self, b: u32, _now: interlab_kernel::Time, _rng: &mut interlab_kernel::Rng, p: &mut Vec<Step>) -> usize {
+        p.extend([Step::Acquire { link: 0, slot: b }, Step::Send { link: 0, bytes: self.bytes, up: self.up }, Step::Release { link: 0 }]);
+        0
     }
     fn think(&mut self, _b: u32, _rng: &mut interlab_kernel::Rng) -> interlab_kernel::Time {
         workload::secs(0.01)

@@ -1,0 +1,241 @@
+//! The replay's event queue: events pop in `(time, seq)` order, `seq` the order they were
+//! pushed in (equal times first in, first out), exactly as the kernel's queue orders them.
+//!
+//! Most pending events of a replay are browsers thinking: thousands of `Start` timers a
+//! fraction of a second to seconds ahead, against a few hundred events of the requests in
+//! progress. Timers ([`Queue::push_timer`]) therefore wait in a timer wheel (buckets of
+//! [`BUCKET_PS`], a ring of [`WHEEL_BUCKETS`]) and only the events of requests in progress
+//! in a binary heap, which stays small and in the caches. When the wheel's earliest bucket
+//! comes due it is sorted once into a run popped from its end; each pop takes the earlier
+//! of the heap's least and that run's least by `(time, seq)`. A timer due in the bucket
+//! being popped (or an earlier one), or beyond the wheel's reach, goes into the heap: any
+//! event may wait in either structure, the order of pops is fixed by the keys alone.
+
+use interlab_kernel::Time;
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
+/// Width of a wheel bucket: 2^30 ps, about 1.07 ms.
+pub(crate) const BUCKET_PS: Time = 1 << 30;
+const BUCKET_SHIFT: u32 = BUCKET_PS.trailing_zeros();
+/// Buckets in the ring: 8192, about 8.8 s ahead (TPC-W's think times are truncated at 10
+/// means; at the studies' 0.1 scale of its 7 s mean, 7 s).
+pub(crate) const WHEEL_BUCKETS: u64 = 1 << 13;
+
+/// One pending event with its key.
+#[derive(Debug, Clone, Copy)]
+struct Entry<E> {
+    time: Time,
+    seq: u64,
+    ev: E,
+}
+
+impl<E> Entry<E> {
+    /// `(time, seq)` as one integer (lexicographic order on the pair).
+    #[inline(always)]
+    fn rank(&self) -> u128 {
+        ((self.time as u128) << 64) | self.seq as u128
+    }
+}
+
+/// Reversed, so that `BinaryHeap` (a max-heap) pops the least `(time, seq)` first.
+impl<E> Ord for Entry<E> {
+    #[inline(always)]
+    fn cmp(&self, other: &Self) -> Ordering {
+        other.rank().cmp(&self.rank())
+    }
+}
+impl<E> PartialOrd for Entry<E> {
+    #[inline(always)]
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl<E> PartialEq for Entry<E> {
+    fn eq(&self, other: &Self) -> bool {
+        self.rank() == other.rank()
+    }
+}
+impl<E> Eq for Entry<E> {}
+
+/// The event queue of a replay (see the module's note).
+pub(crate) struct Queue<E> {
+    next_seq: u64,
+    heap: BinaryHeap<Entry<E>>,
+    /// The ring: bucket `b` (absolute number `time >> BUCKET_SHIFT`) at `b % WHEEL_BUCKETS`;
+    /// only buckets after `cur` and within `WHEEL_BUCKETS` of it hold entries.
+    buckets: Vec<Vec<Entry<E>>>,
+    /// Entries in `buckets`.
+    in_buckets: usize,
+    /// Absolute number of the bucket whose entries are in `ready` (if the wheel is empty,
+    /// at least that of the last event popped).
+    cur: u64,
+    /// Bucket `cur`'s entries, sorted latest first (popped from the end).
+    ready: Vec<Entry<E>>,
+}
+
+impl<E: Copy> Queue<E> {
+    pub(crate) fn new() -> Self {
+        Queue { next_seq: 0, heap: BinaryHeap::new(), buckets: (0..WHEEL_BUCKETS).map(|_| Vec::new()).collect(), in_buckets: 0, cur: 0, ready: Vec::new() }
+    }
+
+    /// Schedules `ev` at `time`.
+    #[inline]
+    pub(crate) fn push(&mut self, time: Time, ev: E) {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        self.heap.push(Entry { time, seq, ev });
+    }
+
+    /// Schedules `ev` at `time`, an event likely far ahead (a think timer): into the wheel
+    /// if its bucket is ahead of the one being popped and within reach, else the heap.
+    /// Pops come in the same order as if it were [`Queue::push`]ed.
+    #[inline]
+    pub(crate) fn push_timer(&mut self, time: Time, ev: E) {
+        let b = time >> BUCKET_SHIFT;
+        if b <= self.cur || b - self.cur >= WHEEL_BUCKETS {
+            return self.push(time, ev);
+        }
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        self.buckets[(b % WHEEL_BUCKETS) as usize].push(Entry { time, seq, ev });
+        self.in_buckets += 1;
+    }
+
+    /// Makes `ready` hold the wheel's earliest entries if it is empty and the wheel is not.
+    #[inline]
+    fn refill(&mut self) {
+        if !self.ready.is_empty() || self.in_buckets == 0 {
+            return;
+        }
+        loop {
+            self.cur += 1;
+            let bucket = &mut self.buckets[(self.cur % WHEEL_BUCKETS) as usize];
+            if !bucket.is_empty() {
+                // Swap, so both vectors keep their capacity for later buckets.
+                std::mem::swap(bucket, &mut self.ready);
+                break;
+            }
+        }
+        self.in_buckets -= self.ready.len();
+        self.ready.sort_unstable_by_key(|e| std::cmp::Reverse(e.rank()));
+    }
+
+    /// Removes and returns the earliest event and its time.
+    #[inline]
+    pub(crate) fn pop(&mut self) -> Option<(Time, E)> {
+        self.refill();
+        let take_ready = match (self.ready.last(), self.heap.peek()) {
+            (Some(r), Some(h)) => r.rank() < h.rank(),
+            (Some(_), None) => true,
+            (None, _) => false,
+        };
+        let e = if take_ready { self.ready.pop() } else { self.heap.pop() }?;
+        if self.in_buckets == 0 && self.ready.is_empty() {
+            // The wheel is empty: its reach starts from now on (no bucket is skipped).
+            self.cur = self.cur.max(e.time >> BUCKET_SHIFT);
+        }
+        Some((e.time, e.ev))
+    }
+
+    /// Pending events.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.heap.len() + self.in_buckets + self.ready.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use interlab_kernel::{EventQueue, Rng};
+
+    /// Random pushes (plain and timer, far and near, equal times) interleaved with pops:
+    /// the order of pops is the kernel queue's, event for event.
+    #[test]
+    fn pops_in_the_kernels_order() {
+        for seed in 1..6 {
+            let mut rng = Rng::stream(seed, 0);
+            let mut q: Queue<u64> = Queue::new();
+            let mut k: EventQueue<u64> = EventQueue::new();
+            let mut now: Time = 0;
+            let (mut id, mut popped, mut timers_in_wheel) = (0u64, 0u64, 0u64);
+            // A backlog, like thousands of browsers thinking.
+            for _ in 0..5000 {
+                let t = (rng.next_f64() * (WHEEL_BUCKETS * BUCKET_PS) as f64) as Time;
+                q.push_timer(t, id);
+                k.push(t, id);
+                id += 1;
+            }
+            for step in 0..200_000u64 {
+                // Mostly one pop per push, with bursts of each.
+                let pushes = if step % 1000 < 500 { 1 } else { (step % 3) as u32 };
+                for _ in 0..pushes {
+                    let r = rng.next_f64();
+                    let delay = if r < 0.1 {
+                        0
+                    } else if r < 0.2 {
+                        // Ties on purpose: a few distinct instants.
+                        (rng.below(4) * BUCKET_PS / 3) as Time
+                    } else if r < 0.6 {
+                        (rng.next_f64() * 1e6) as Time
+                    } else if r < 0.98 {
+                        (rng.next_f64() * 1.2 * (WHEEL_BUCKETS * BUCKET_PS) as f64) as Time
+                    } else {
+                        (WHEEL_BUCKETS + rng.below(3)) * BUCKET_PS - 1 + rng.below(3) * BUCKET_PS
+                    };
+                    let t = now + delay;
+                    if rng.next_f64() < 0.7 {
+                        let before = q.in_buckets;
+                        q.push_timer(t, id);
+                        timers_in_wheel += (q.in_buckets > before) as u64;
+                    } else {
+                        q.push(t, id);
+                    }
+                    k.push(t, id);
+                    id += 1;
+                }
+                if step % 1000 >= 500 || step % 2 == 0 {
+                    let a = q.pop();
+                    let b = k.pop().map(|s| (s.time, s.event));
+                    assert_eq!(a, b, "seed {seed} step {step}");
+                    if let Some((t, _)) = a {
+                        assert!(t >= now, "time ran back");
+                        now = t;
+                        popped += 1;
+                    }
+                }
+                assert_eq!(q.len(), k.len());
+            }
+            while let Some(b) = k.pop() {
+                assert_eq!(q.pop(), Some((b.time, b.event)));
+                popped += 1;
+            }
+            assert_eq!(q.pop(), None);
+            assert!(popped > 100_000 && timers_in_wheel > 30_000, "the test exercised the wheel: {popped} pops, {timers_in_wheel} timers in the wheel");
+        }
+    }
+
+    /// A timer for the bucket being popped, or one already passed, or beyond the ring's
+    /// reach, goes into the heap; one ahead within reach into the wheel.
+    #[test]
+    fn timers_outside_the_wheels_reach_go_into_the_heap() {
+        let mut q: Queue<u32> = Queue::new();
+        q.push_timer(5, 0); // bucket 0: the one being popped
+        assert_eq!((q.heap.len(), q.in_buckets), (1, 0));
+        q.push_timer(BUCKET_PS, 1);
+        assert_eq!((q.heap.len(), q.in_buckets), (1, 1));
+        q.push_timer(WHEEL_BUCKETS * BUCKET_PS, 2); // a whole ring ahead
+        assert_eq!((q.heap.len(), q.in_buckets), (2, 1));
+        assert_eq!(q.pop(), Some((5, 0)));
+        assert_eq!(q.pop(), Some((BUCKET_PS, 1)));
+        // Bucket 1 is being popped now: a timer in it, or before it, goes into the heap.
+        q.push_timer(BUCKET_PS + 7, 3);
+        q.push_timer(BUCKET_PS - 1, 4);
+        assert_eq!((q.heap.len(), q.in_buckets), (3, 0));
+        assert_eq!(q.pop(), Some((BUCKET_PS - 1, 4)));
+        assert_eq!(q.pop(), Some((BUCKET_PS + 7, 3)));
+        assert_eq!(q.pop(), Some((WHEEL_BUCKETS * BUCKET_PS, 2)));
+        assert_eq!(q.pop(), None);
+    }
+}
