@@ -19,9 +19,10 @@
 //!   protocol's idle threshold first pays a control round trip: two small-message one-way
 //!   latencies and their CPU at both ends.
 
+use crate::msgcost::{us, MsgMemo};
 use crate::netcost::NetCost;
 use crate::queue::Queue;
-use interlab_kernel::{Rng, Time, PS_PER_S, PS_PER_US};
+use interlab_kernel::{Rng, Time, PS_PER_S};
 use std::collections::VecDeque;
 use std::sync::Arc;
 
@@ -257,8 +258,9 @@ struct Flow {
     browser: u32,
     conns: [u32; MAX_LINKS],
     class: u16,
-    /// Receive-side CPU of the message in flight (`NetCost::recv_cpu` of its size), us.
-    recv_cpu_us: f64,
+    /// Receive-side CPU of the message in flight (`NetCost::recv_cpu` of its size, and a
+    /// small message's at both ends if it pays an SDP idle round trip), ps.
+    recv_cpu: Time,
     start: Time,
     marks: [Time; MARKS],
 }
@@ -267,8 +269,8 @@ struct Flow {
 enum Ev {
     Start(u32),
     Next(u32),
-    /// The flow's message arrives (its receive-side CPU is the flow's `recv_cpu_us`).
-    Arrive { flow: u32, link: u8, up: bool, idle: bool },
+    /// The flow's message arrives (its receive-side CPU is the flow's `recv_cpu`).
+    Arrive { flow: u32, link: u8, up: bool },
     End,
 }
 
@@ -289,6 +291,8 @@ struct LinkConst {
 struct Dc {
     cfg: Config,
     consts: Vec<LinkConst>,
+    /// Each link's message costs, remembered by size.
+    memos: Vec<MsgMemo>,
     wl: Box<dyn Workload>,
     rngs: Vec<Rng>,
     /// Core pools: one per tier, then the shared host's.
@@ -312,10 +316,6 @@ struct Dc {
     messages: u64,
     idle_penalties: u64,
     connects: u64,
-}
-
-fn us(x: f64) -> Time {
-    (x.max(0.0) * PS_PER_US as f64).round() as Time
 }
 
 impl Dc {
@@ -441,27 +441,27 @@ impl Dc {
                 Step::Send { link, bytes, up } => {
                     let l = link as usize;
                     let c = flow.conns[l];
-                    let (lk, k) = (&self.cfg.links[l], &self.consts[l]);
-                    let m = lk.cost.at(bytes);
-                    flow.recv_cpu_us = m.recv_cpu_us;
-                    let sender = if up { lk.to } else { lk.from };
-                    let mut wire = (m.latency_us - m.send_cpu_us - m.recv_cpu_us).max(0.0);
-                    let mut cpu_s = m.send_cpu_us;
-                    let (idle_th, small) = (k.idle, k.small_cpu_us);
-                    let small_latency_us = k.small_latency_us;
-                    let idle = match (idle_th, c) {
+                    let idle = match (self.consts[l].idle, c) {
                         (Some(th), c) if c != NONE => self.conn_mut(l, c).last.is_some_and(|t| now.saturating_sub(t) > th),
                         _ => false,
                     };
-                    if idle {
+                    let lk = &self.cfg.links[l];
+                    let m = self.memos[l].get(&lk.cost, bytes);
+                    let sender = if up { lk.to } else { lk.from };
+                    let (cpu, wire, recv_cpu) = if idle {
                         // The control round trip: each end sends one small message and receives one.
                         self.idle_penalties += 1;
-                        cpu_s += small;
-                        wire += (2.0 * small_latency_us - 2.0 * small).max(0.0);
-                    }
+                        let k = &self.consts[l];
+                        let small = k.small_cpu_us;
+                        let wire = m.wire_us + (2.0 * k.small_latency_us - 2.0 * small).max(0.0);
+                        (us(m.cost.send_cpu_us + small), us(wire), us(m.cost.recv_cpu_us + small))
+                    } else {
+                        (m.send_cpu, m.wire, m.recv_cpu)
+                    };
+                    self.flows[f as usize].recv_cpu = recv_cpu;
                     self.messages += 1;
-                    let end = self.reserve_net(sender, now, us(cpu_s));
-                    q.push((end + us(wire)).max(now), Ev::Arrive { flow: f, link, up, idle });
+                    let end = self.reserve_net(sender, now, cpu);
+                    q.push((end + wire).max(now), Ev::Arrive { flow: f, link, up });
                     return;
                 }
                 Step::Fork(n) => {
@@ -483,7 +483,7 @@ impl Dc {
                             browser,
                             conns: [NONE; MAX_LINKS],
                             class,
-                            recv_cpu_us: 0.0,
+                            recv_cpu: 0,
                             start,
                             marks: [0; MARKS],
                         });
@@ -528,25 +528,21 @@ impl Dc {
                     browser: b,
                     conns: [NONE; MAX_LINKS],
                     class: class as u16,
-                    recv_cpu_us: 0.0,
+                    recv_cpu: 0,
                     start: now,
                     marks: [now; MARKS],
                 });
                 self.run_flow(f, now, q);
             }
             Ev::Next(f) => self.run_flow(f, now, q),
-            Ev::Arrive { flow, link, up, idle } => {
+            Ev::Arrive { flow, link, up } => {
                 let l = link as usize;
                 let lk = &self.cfg.links[l];
                 let receiver = if up { lk.from } else { lk.to };
                 let fl = &mut self.flows[flow as usize];
-                let mut cpu = fl.recv_cpu_us;
-                if idle {
-                    cpu += self.consts[l].small_cpu_us;
-                }
                 // Work the receiver does next on the same tier joins the same reservation
                 // (one event fewer; the core runs both back to back).
-                let net = us(cpu);
+                let net = fl.recv_cpu;
                 self.net_busy[receiver] += net as u128;
                 let mut dur = net;
                 if fl.pc < fl.end {
@@ -614,6 +610,7 @@ pub fn run(cfg: &Config, wl: Box<dyn Workload>) -> Result<Outcome, String> {
     let mut dc = Dc {
         cfg: cfg.clone(),
         consts,
+        memos: cfg.links.iter().map(|_| MsgMemo::new()).collect(),
         wl,
         rngs: (0..cfg.browsers).map(|b| Rng::stream(cfg.seed, b as u64 + 1)).collect(),
         cores: cfg.tiers.iter().map(|t| vec![0; if t.shared { 0 } else { t.cores as usize }]).chain([vec![0; cfg.host_cores as usize]]).collect(),

@@ -4,6 +4,7 @@
 //! "Model replay".
 
 pub mod engine;
+mod msgcost;
 mod queue;
 pub mod netcost;
 pub mod spec;

@@ -5,15 +5,13 @@
 //! fraction of a second to seconds ahead, against a few hundred events of the requests in
 //! progress. Timers ([`Queue::push_timer`]) therefore wait in a timer wheel (buckets of
 //! [`BUCKET_PS`], a ring of [`WHEEL_BUCKETS`]) and only the events of requests in progress
-//! in a binary heap, which stays small and in the caches. When the wheel's earliest bucket
+//! in a heap, which stays small and in the caches. When the wheel's earliest bucket
 //! comes due it is sorted once into a run popped from its end; each pop takes the earlier
 //! of the heap's least and that run's least by `(time, seq)`. A timer due in the bucket
 //! being popped (or an earlier one), or beyond the wheel's reach, goes into the heap: any
 //! event may wait in either structure, the order of pops is fixed by the keys alone.
 
 use interlab_kernel::Time;
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
 
 /// Width of a wheel bucket: 2^30 ps, about 1.07 ms.
 pub(crate) const BUCKET_PS: Time = 1 << 30;
@@ -38,30 +36,74 @@ impl<E> Entry<E> {
     }
 }
 
-/// Reversed, so that `BinaryHeap` (a max-heap) pops the least `(time, seq)` first.
-impl<E> Ord for Entry<E> {
-    #[inline(always)]
-    fn cmp(&self, other: &Self) -> Ordering {
-        other.rank().cmp(&self.rank())
-    }
+/// A 4-ary min-heap on [`Entry::rank`]: half as deep as a binary one, and the least of four
+/// children is found without unpredictable branches.
+struct Heap<E> {
+    v: Vec<Entry<E>>,
 }
-impl<E> PartialOrd for Entry<E> {
-    #[inline(always)]
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
+
+impl<E: Copy> Heap<E> {
+    #[inline]
+    fn push(&mut self, e: Entry<E>) {
+        let r = e.rank();
+        let mut i = self.v.len();
+        self.v.push(e);
+        while i > 0 {
+            let p = (i - 1) / 4;
+            if self.v[p].rank() <= r {
+                break;
+            }
+            self.v[i] = self.v[p];
+            i = p;
+        }
+        self.v[i] = e;
     }
-}
-impl<E> PartialEq for Entry<E> {
-    fn eq(&self, other: &Self) -> bool {
-        self.rank() == other.rank()
+
+    #[inline]
+    fn peek(&self) -> Option<&Entry<E>> {
+        self.v.first()
     }
+
+    #[inline]
+    fn pop(&mut self) -> Option<Entry<E>> {
+        let last = self.v.pop()?;
+        let n = self.v.len();
+        if n == 0 {
+            return Some(last);
+        }
+        let top = self.v[0];
+        // Sift `last` down from the root.
+        let r = last.rank();
+        let mut i = 0;
+        loop {
+            let c = 4 * i + 1;
+            if c >= n {
+                break;
+            }
+            let m = if c + 4 <= n {
+                let ch = &self.v[c..c + 4];
+                let (a, ra) = if ch[1].rank() < ch[0].rank() { (1, ch[1].rank()) } else { (0, ch[0].rank()) };
+                let (b, rb) = if ch[3].rank() < ch[2].rank() { (3, ch[3].rank()) } else { (2, ch[2].rank()) };
+                c + if rb < ra { b } else { a }
+            } else {
+                (c..n).min_by_key(|&k| self.v[k].rank()).unwrap_or(c)
+            };
+            if self.v[m].rank() >= r {
+                break;
+            }
+            self.v[i] = self.v[m];
+            i = m;
+        }
+        self.v[i] = last;
+        Some(top)
+    }
+
 }
-impl<E> Eq for Entry<E> {}
 
 /// The event queue of a replay (see the module's note).
 pub(crate) struct Queue<E> {
     next_seq: u64,
-    heap: BinaryHeap<Entry<E>>,
+    heap: Heap<E>,
     /// The ring: bucket `b` (absolute number `time >> BUCKET_SHIFT`) at `b % WHEEL_BUCKETS`;
     /// only buckets after `cur` and within `WHEEL_BUCKETS` of it hold entries.
     buckets: Vec<Vec<Entry<E>>>,
@@ -76,7 +118,7 @@ pub(crate) struct Queue<E> {
 
 impl<E: Copy> Queue<E> {
     pub(crate) fn new() -> Self {
-        Queue { next_seq: 0, heap: BinaryHeap::new(), buckets: (0..WHEEL_BUCKETS).map(|_| Vec::new()).collect(), in_buckets: 0, cur: 0, ready: Vec::new() }
+        Queue { next_seq: 0, heap: Heap { v: Vec::new() }, buckets: (0..WHEEL_BUCKETS).map(|_| Vec::new()).collect(), in_buckets: 0, cur: 0, ready: Vec::new() }
     }
 
     /// Schedules `ev` at `time`.
@@ -141,7 +183,7 @@ impl<E: Copy> Queue<E> {
     /// Pending events.
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
-        self.heap.len() + self.in_buckets + self.ready.len()
+        self.heap.v.len() + self.in_buckets + self.ready.len()
     }
 }
 
@@ -222,17 +264,17 @@ mod tests {
     fn timers_outside_the_wheels_reach_go_into_the_heap() {
         let mut q: Queue<u32> = Queue::new();
         q.push_timer(5, 0); // bucket 0: the one being popped
-        assert_eq!((q.heap.len(), q.in_buckets), (1, 0));
+        assert_eq!((q.heap.v.len(), q.in_buckets), (1, 0));
         q.push_timer(BUCKET_PS, 1);
-        assert_eq!((q.heap.len(), q.in_buckets), (1, 1));
+        assert_eq!((q.heap.v.len(), q.in_buckets), (1, 1));
         q.push_timer(WHEEL_BUCKETS * BUCKET_PS, 2); // a whole ring ahead
-        assert_eq!((q.heap.len(), q.in_buckets), (2, 1));
+        assert_eq!((q.heap.v.len(), q.in_buckets), (2, 1));
         assert_eq!(q.pop(), Some((5, 0)));
         assert_eq!(q.pop(), Some((BUCKET_PS, 1)));
         // Bucket 1 is being popped now: a timer in it, or before it, goes into the heap.
         q.push_timer(BUCKET_PS + 7, 3);
         q.push_timer(BUCKET_PS - 1, 4);
-        assert_eq!((q.heap.len(), q.in_buckets), (3, 0));
+        assert_eq!((q.heap.v.len(), q.in_buckets), (3, 0));
         assert_eq!(q.pop(), Some((BUCKET_PS - 1, 4)));
         assert_eq!(q.pop(), Some((BUCKET_PS + 7, 3)));
         assert_eq!(q.pop(), Some((WHEEL_BUCKETS * BUCKET_PS, 2)));
