@@ -295,7 +295,8 @@ struct Dc {
     memos: Vec<MsgMemo>,
     wl: Box<dyn Workload>,
     rngs: Vec<Rng>,
-    /// Core pools: one per tier, then the shared host's.
+    /// Core pools: one per tier, then the shared host's; each its cores' free times,
+    /// ascending.
     cores: Vec<Vec<Time>>,
     /// Each tier's pool.
     pool_of: Vec<usize>,
@@ -318,17 +319,27 @@ struct Dc {
     connects: u64,
 }
 
+/// Runs `dur` of work from `now` on the core of `cores` that frees first (no cores: at
+/// once); returns when it ends. The cores are alike, so a pool is kept as their free times
+/// in ascending order: the first is the one to take, and its new free time moves to its
+/// place among the others (the times an unordered pool searched for its least would give).
+fn take_core(cores: &mut [Time], now: Time, dur: Time) -> Time {
+    let Some(&first) = cores.first() else { return now + dur };
+    let end = first.max(now) + dur;
+    let mut j = 1;
+    while j < cores.len() && cores[j] <= end {
+        cores[j - 1] = cores[j];
+        j += 1;
+    }
+    cores[j - 1] = end;
+    end
+}
+
 impl Dc {
+    /// Reserves `dur` of CPU on `tier` from `now`; returns when the work ends.
     fn reserve(&mut self, tier: usize, now: Time, dur: Time) -> Time {
         self.busy[tier] += dur as u128;
-        let cores = &mut self.cores[self.pool_of[tier]];
-        if cores.is_empty() {
-            return now + dur;
-        }
-        let (i, _) = cores.iter().enumerate().min_by_key(|(_, &t)| t).expect("cores");
-        let end = cores[i].max(now) + dur;
-        cores[i] = end;
-        end
+        take_core(&mut self.cores[self.pool_of[tier]], now, dur)
     }
 
     /// Reserves `dur` of network-stack CPU on `tier` (counted in `busy` and `net_busy`).
@@ -672,4 +683,47 @@ pub fn run(cfg: &Config, wl: Box<dyn Workload>) -> Result<Outcome, String> {
         events,
         end_time_s: end / PS_PER_S as f64,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The ordered pool gives the end times a search of an unordered pool for its
+    /// earliest-free core gives, and stays ordered.
+    #[test]
+    fn an_ordered_core_pool_gives_the_times_of_a_search() {
+        let mut rng = Rng::stream(7, 0);
+        for n in [1usize, 2, 3, 8, 16] {
+            let mut sorted = vec![0 as Time; n];
+            let mut plain = vec![0 as Time; n];
+            let mut now: Time = 0;
+            for _ in 0..20_000 {
+                now += rng.below(40);
+                let dur = [0, rng.below(10), rng.below(200)][rng.below(3) as usize];
+                let (i, _) = plain.iter().enumerate().min_by_key(|(_, &t)| t).unwrap();
+                let want = plain[i].max(now) + dur;
+                plain[i] = want;
+                assert_eq!(take_core(&mut sorted, now, dur), want);
+                assert!(sorted.windows(2).all(|w| w[0] <= w[1]));
+                let mut p = plain.clone();
+                p.sort();
+                assert_eq!(p, sorted);
+            }
+        }
+        assert_eq!(take_core(&mut [], 5, 3), 8);
+    }
+
+    /// `program_end` finds the `Join` of a forked program, skipping forks inside it.
+    #[test]
+    fn a_forked_programs_end_skips_the_forks_inside_it() {
+        use Step::*;
+        let p = [Mark(0), Fork(2), Mark(1), Fork(1), Mark(2), Join, Join, Mark(3), Join, Mark(0)];
+        assert_eq!(program_end(&p, 0), p.len());
+        assert_eq!(program_end(&p, 2), 6);
+        assert_eq!(program_end(&p, 4), 5);
+        assert_eq!(program_end(&p, 7), 8);
+        // A fork without its joins ends at the program's end (no panic).
+        assert_eq!(program_end(&[Fork(3), Mark(1)], 0), 2);
+    }
 }

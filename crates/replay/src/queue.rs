@@ -10,8 +10,12 @@
 //! of the heap's least and that run's least by `(time, seq)`. A timer due in the bucket
 //! being popped (or an earlier one), or beyond the wheel's reach, goes into the heap: any
 //! event may wait in either structure, the order of pops is fixed by the keys alone.
+//! Events pushed for the current instant itself (a request's forked programs, a
+//! connection handed to a waiter) skip the heap: they wait in a first-in first-out list,
+//! which is in `(time, seq)` order by construction.
 
 use interlab_kernel::Time;
+use std::collections::VecDeque;
 
 /// Width of a wheel bucket: 2^30 ps, about 1.07 ms.
 pub(crate) const BUCKET_PS: Time = 1 << 30;
@@ -43,7 +47,9 @@ struct Heap<E> {
 }
 
 impl<E: Copy> Heap<E> {
-    #[inline]
+    /// Inlined, so the new entry is built in registers: built in memory by the caller and
+    /// read back whole, it stalls store forwarding.
+    #[inline(always)]
     fn push(&mut self, e: Entry<E>) {
         let r = e.rank();
         let mut i = self.v.len();
@@ -114,19 +120,28 @@ pub(crate) struct Queue<E> {
     cur: u64,
     /// Bucket `cur`'s entries, sorted latest first (popped from the end).
     ready: Vec<Entry<E>>,
+    /// Time of the last event popped.
+    now: Time,
+    /// Events pushed for `now` itself (in push order, so in `(time, seq)` order).
+    at_now: VecDeque<Entry<E>>,
 }
 
 impl<E: Copy> Queue<E> {
     pub(crate) fn new() -> Self {
-        Queue { next_seq: 0, heap: Heap { v: Vec::new() }, buckets: (0..WHEEL_BUCKETS).map(|_| Vec::new()).collect(), in_buckets: 0, cur: 0, ready: Vec::new() }
+        Queue { next_seq: 0, heap: Heap { v: Vec::new() }, buckets: (0..WHEEL_BUCKETS).map(|_| Vec::new()).collect(), in_buckets: 0, cur: 0, ready: Vec::new(), now: 0, at_now: VecDeque::new() }
     }
 
-    /// Schedules `ev` at `time`.
+    /// Schedules `ev` at `time` (not before the last event popped).
     #[inline]
     pub(crate) fn push(&mut self, time: Time, ev: E) {
+        debug_assert!(time >= self.now, "time runs back");
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.heap.push(Entry { time, seq, ev });
+        if time == self.now {
+            self.at_now.push_back(Entry { time, seq, ev });
+        } else {
+            self.heap.push(Entry { time, seq, ev });
+        }
     }
 
     /// Schedules `ev` at `time`, an event likely far ahead (a think timer): into the wheel
@@ -163,27 +178,41 @@ impl<E: Copy> Queue<E> {
         self.ready.sort_unstable_by_key(|e| std::cmp::Reverse(e.rank()));
     }
 
-    /// Removes and returns the earliest event and its time.
+    /// Removes and returns the earliest event and its time: the least of the heap's, the
+    /// wheel's and those pushed for the current instant.
     #[inline]
     pub(crate) fn pop(&mut self) -> Option<(Time, E)> {
         self.refill();
-        let take_ready = match (self.ready.last(), self.heap.peek()) {
-            (Some(r), Some(h)) => r.rank() < h.rank(),
-            (Some(_), None) => true,
-            (None, _) => false,
-        };
-        let e = if take_ready { self.ready.pop() } else { self.heap.pop() }?;
+        // 0: the heap, 1: the wheel, 2: the events for now.
+        let mut from = 0;
+        let mut best = self.heap.peek().map_or(u128::MAX, Entry::rank);
+        if let Some(r) = self.ready.last() {
+            if r.rank() < best {
+                (from, best) = (1, r.rank());
+            }
+        }
+        if let Some(n) = self.at_now.front() {
+            if n.rank() < best {
+                from = 2;
+            }
+        }
+        let e = match from {
+            0 => self.heap.pop(),
+            1 => self.ready.pop(),
+            _ => self.at_now.pop_front(),
+        }?;
         if self.in_buckets == 0 && self.ready.is_empty() {
             // The wheel is empty: its reach starts from now on (no bucket is skipped).
             self.cur = self.cur.max(e.time >> BUCKET_SHIFT);
         }
+        self.now = e.time;
         Some((e.time, e.ev))
     }
 
     /// Pending events.
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
-        self.heap.v.len() + self.in_buckets + self.ready.len()
+        self.heap.v.len() + self.in_buckets + self.ready.len() + self.at_now.len()
     }
 }
 
@@ -258,8 +287,8 @@ mod tests {
         }
     }
 
-    /// A timer for the bucket being popped, or one already passed, or beyond the ring's
-    /// reach, goes into the heap; one ahead within reach into the wheel.
+    /// A timer for the bucket being popped, or beyond the ring's reach, goes into the heap;
+    /// one ahead within reach into the wheel.
     #[test]
     fn timers_outside_the_wheels_reach_go_into_the_heap() {
         let mut q: Queue<u32> = Queue::new();
@@ -271,12 +300,18 @@ mod tests {
         assert_eq!((q.heap.v.len(), q.in_buckets), (2, 1));
         assert_eq!(q.pop(), Some((5, 0)));
         assert_eq!(q.pop(), Some((BUCKET_PS, 1)));
-        // Bucket 1 is being popped now: a timer in it, or before it, goes into the heap.
+        // Bucket 1 is being popped now: a timer in it goes into the heap, one for this very
+        // instant with the events for now, behind one pushed for it before.
         q.push_timer(BUCKET_PS + 7, 3);
-        q.push_timer(BUCKET_PS - 1, 4);
-        assert_eq!((q.heap.v.len(), q.in_buckets), (3, 0));
-        assert_eq!(q.pop(), Some((BUCKET_PS - 1, 4)));
+        assert_eq!((q.heap.v.len(), q.in_buckets), (2, 0));
+        q.push(BUCKET_PS + 9, 4);
         assert_eq!(q.pop(), Some((BUCKET_PS + 7, 3)));
+        q.push_timer(BUCKET_PS + 7, 5);
+        q.push(BUCKET_PS + 7, 6);
+        assert_eq!((q.heap.v.len(), q.at_now.len()), (2, 2));
+        assert_eq!(q.pop(), Some((BUCKET_PS + 7, 5)));
+        assert_eq!(q.pop(), Some((BUCKET_PS + 7, 6)));
+        assert_eq!(q.pop(), Some((BUCKET_PS + 9, 4)));
         assert_eq!(q.pop(), Some((WHEEL_BUCKETS * BUCKET_PS, 2)));
         assert_eq!(q.pop(), None);
     }
