@@ -42,18 +42,35 @@ impl<E> Entry<E> {
 
 /// A 4-ary min-heap on [`Entry::rank`]: half as deep as a binary one, and the least of four
 /// children is found without unpredictable branches.
+///
+/// A pop moves the hole the root leaves down along least children to a leaf, where it
+/// stays; the next push drops its entry into that hole and lets it rise (the usual "pop
+/// one, push one" step costs one walk down and a short climb, and the walk down compares
+/// children only). A peek or pop with a hole outstanding first fills it with the last
+/// entry. The order of pops is the keys' either way.
 struct Heap<E> {
+    /// The heap, but for the entry at `hole` (if any): stale, at a leaf.
     v: Vec<Entry<E>>,
+    hole: usize,
 }
 
+const NO_HOLE: usize = usize::MAX;
+
 impl<E: Copy> Heap<E> {
-    /// Inlined, so the new entry is built in registers: built in memory by the caller and
-    /// read back whole, it stalls store forwarding.
+    fn new() -> Self {
+        Heap { v: Vec::new(), hole: NO_HOLE }
+    }
+
+    /// Entries (the hole not counted).
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.v.len() - usize::from(self.hole != NO_HOLE)
+    }
+
+    /// Lets `e`, placed at `i`, rise to its place.
     #[inline(always)]
-    fn push(&mut self, e: Entry<E>) {
+    fn rise(&mut self, mut i: usize, e: Entry<E>) {
         let r = e.rank();
-        let mut i = self.v.len();
-        self.v.push(e);
         while i > 0 {
             let p = (i - 1) / 4;
             if self.v[p].rank() <= r {
@@ -65,21 +82,45 @@ impl<E: Copy> Heap<E> {
         self.v[i] = e;
     }
 
+    /// Inlined, so the new entry is built in registers: built in memory by the caller and
+    /// read back whole, it stalls store forwarding.
+    #[inline(always)]
+    fn push(&mut self, e: Entry<E>) {
+        if self.hole != NO_HOLE {
+            let h = self.hole;
+            self.hole = NO_HOLE;
+            self.rise(h, e);
+        } else {
+            self.v.push(e);
+            self.rise(self.v.len() - 1, e);
+        }
+    }
+
+    /// Fills the hole, if any, with the last entry.
+    #[inline(always)]
+    fn settle(&mut self) {
+        if self.hole != NO_HOLE {
+            let h = self.hole;
+            self.hole = NO_HOLE;
+            let last = self.v.pop().expect("a hole is in the heap");
+            if h < self.v.len() {
+                self.rise(h, last);
+            }
+        }
+    }
+
     #[inline]
-    fn peek(&self) -> Option<&Entry<E>> {
+    fn peek(&mut self) -> Option<&Entry<E>> {
+        self.settle();
         self.v.first()
     }
 
     #[inline]
     fn pop(&mut self) -> Option<Entry<E>> {
-        let last = self.v.pop()?;
+        self.settle();
+        let top = *self.v.first()?;
         let n = self.v.len();
-        if n == 0 {
-            return Some(last);
-        }
-        let top = self.v[0];
-        // Sift `last` down from the root.
-        let r = last.rank();
+        // Walk the hole down along least children to a leaf.
         let mut i = 0;
         loop {
             let c = 4 * i + 1;
@@ -94,16 +135,16 @@ impl<E: Copy> Heap<E> {
             } else {
                 (c..n).min_by_key(|&k| self.v[k].rank()).unwrap_or(c)
             };
-            if self.v[m].rank() >= r {
-                break;
-            }
             self.v[i] = self.v[m];
             i = m;
         }
-        self.v[i] = last;
+        if i == n - 1 {
+            self.v.pop();
+        } else {
+            self.hole = i;
+        }
         Some(top)
     }
-
 }
 
 /// The event queue of a replay (see the module's note).
@@ -128,7 +169,7 @@ pub(crate) struct Queue<E> {
 
 impl<E: Copy> Queue<E> {
     pub(crate) fn new() -> Self {
-        Queue { next_seq: 0, heap: Heap { v: Vec::new() }, buckets: (0..WHEEL_BUCKETS).map(|_| Vec::new()).collect(), in_buckets: 0, cur: 0, ready: Vec::new(), now: 0, at_now: VecDeque::new() }
+        Queue { next_seq: 0, heap: Heap::new(), buckets: (0..WHEEL_BUCKETS).map(|_| Vec::new()).collect(), in_buckets: 0, cur: 0, ready: Vec::new(), now: 0, at_now: VecDeque::new() }
     }
 
     /// Schedules `ev` at `time` (not before the last event popped).
@@ -185,7 +226,7 @@ impl<E: Copy> Queue<E> {
         self.refill();
         // 0: the heap, 1: the wheel, 2: the events for now.
         let mut from = 0;
-        let mut best = self.heap.peek().map_or(u128::MAX, Entry::rank);
+        let mut best = self.heap.peek().map_or(u128::MAX, |e| e.rank());
         if let Some(r) = self.ready.last() {
             if r.rank() < best {
                 (from, best) = (1, r.rank());
@@ -212,7 +253,7 @@ impl<E: Copy> Queue<E> {
     /// Pending events.
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
-        self.heap.v.len() + self.in_buckets + self.ready.len() + self.at_now.len()
+        self.heap.len() + self.in_buckets + self.ready.len() + self.at_now.len()
     }
 }
 
@@ -293,22 +334,22 @@ mod tests {
     fn timers_outside_the_wheels_reach_go_into_the_heap() {
         let mut q: Queue<u32> = Queue::new();
         q.push_timer(5, 0); // bucket 0: the one being popped
-        assert_eq!((q.heap.v.len(), q.in_buckets), (1, 0));
+        assert_eq!((q.heap.len(), q.in_buckets), (1, 0));
         q.push_timer(BUCKET_PS, 1);
-        assert_eq!((q.heap.v.len(), q.in_buckets), (1, 1));
+        assert_eq!((q.heap.len(), q.in_buckets), (1, 1));
         q.push_timer(WHEEL_BUCKETS * BUCKET_PS, 2); // a whole ring ahead
-        assert_eq!((q.heap.v.len(), q.in_buckets), (2, 1));
+        assert_eq!((q.heap.len(), q.in_buckets), (2, 1));
         assert_eq!(q.pop(), Some((5, 0)));
         assert_eq!(q.pop(), Some((BUCKET_PS, 1)));
         // Bucket 1 is being popped now: a timer in it goes into the heap, one for this very
         // instant with the events for now, behind one pushed for it before.
         q.push_timer(BUCKET_PS + 7, 3);
-        assert_eq!((q.heap.v.len(), q.in_buckets), (2, 0));
+        assert_eq!((q.heap.len(), q.in_buckets), (2, 0));
         q.push(BUCKET_PS + 9, 4);
         assert_eq!(q.pop(), Some((BUCKET_PS + 7, 3)));
         q.push_timer(BUCKET_PS + 7, 5);
         q.push(BUCKET_PS + 7, 6);
-        assert_eq!((q.heap.v.len(), q.at_now.len()), (2, 2));
+        assert_eq!((q.heap.len(), q.at_now.len()), (2, 2));
         assert_eq!(q.pop(), Some((BUCKET_PS + 7, 5)));
         assert_eq!(q.pop(), Some((BUCKET_PS + 7, 6)));
         assert_eq!(q.pop(), Some((BUCKET_PS + 9, 4)));
