@@ -61,17 +61,14 @@ pub enum Step {
 /// Index of the [`Step::Join`] that ends the program starting at `start` of `steps` (forks
 /// inside it skipped whole), or `steps.len()` if none does (the outermost program).
 pub fn program_end(steps: &[Step], start: usize) -> usize {
-    let mut i = start;
-    while i < steps.len() {
-        match steps[i] {
-            Step::Join => return i,
-            Step::Fork(n) => {
-                i += 1;
-                for _ in 0..n {
-                    i = program_end(steps, i) + 1;
-                }
-            }
-            _ => i += 1,
+    // `Join`s that end programs forked inside this one, still to pass.
+    let mut inner = 0u64;
+    for (i, s) in steps.iter().enumerate().skip(start) {
+        match *s {
+            Step::Join if inner == 0 => return i,
+            Step::Join => inner -= 1,
+            Step::Fork(n) => inner += u64::from(n),
+            _ => {}
         }
     }
     steps.len()
@@ -195,13 +192,18 @@ impl Outcome {
         (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
     }
 
-    /// Fraction of class `c`'s requests slower than `limit_s`.
+    /// Fraction of class `c`'s requests slower than `limit_s` (a count: the times need no
+    /// sorting).
     pub fn over(&self, c: Option<usize>, limit_s: f64) -> f64 {
-        let v = self.times(c);
-        if v.is_empty() {
+        let (mut n, mut slower) = (0usize, 0usize);
+        for x in self.measured.iter().filter(|x| c.is_none_or(|c| x.class as usize == c)) {
+            n += 1;
+            slower += usize::from((x.end - x.start) as f64 / PS_PER_S as f64 > limit_s);
+        }
+        if n == 0 {
             return 0.0;
         }
-        v.iter().filter(|&&t| t > limit_s).count() as f64 / v.len() as f64
+        slower as f64 / n as f64
     }
 
     /// CCDF of class `c`: (response time s, fraction of requests slower) at each distinct time.
