@@ -328,12 +328,17 @@ struct Dc {
 fn take_core(cores: &mut [Time], now: Time, dur: Time) -> Time {
     let Some(&first) = cores.first() else { return now + dur };
     let end = first.max(now) + dur;
-    let mut j = 1;
-    while j < cores.len() && cores[j] <= end {
-        cores[j - 1] = cores[j];
-        j += 1;
+    // `end` goes in among the others, c_1 <= .. <= c_{n-1}, without a branch on where:
+    // place i - 1 gets max(c_{i-1}, min(c_i, end)) (c_0 taken as below everything), the
+    // last max(c_{n-1}, end).
+    let n = cores.len();
+    let mut below = 0;
+    for i in 1..n {
+        let c = cores[i];
+        cores[i - 1] = below.max(c.min(end));
+        below = c;
     }
-    cores[j - 1] = end;
+    cores[n - 1] = below.max(end);
     end
 }
 
