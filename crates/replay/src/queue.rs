@@ -147,13 +147,22 @@ impl<E: Copy> Heap<E> {
     }
 }
 
+/// "No slot": the end of a bucket's list.
+const NO_SLOT: u32 = u32::MAX;
+
 /// The event queue of a replay (see the module's note).
 pub(crate) struct Queue<E> {
     next_seq: u64,
     heap: Heap<E>,
     /// The ring: bucket `b` (absolute number `time >> BUCKET_SHIFT`) at `b % WHEEL_BUCKETS`;
-    /// only buckets after `cur` and within `WHEEL_BUCKETS` of it hold entries.
-    buckets: Vec<Vec<Entry<E>>>,
+    /// only buckets after `cur` and within `WHEEL_BUCKETS` of it hold entries. Each bucket
+    /// is a list through `slots` (its first slot here, [`NO_SLOT`] if empty): memory in
+    /// proportion to the timers pending, not to the buckets (a vector per bucket kept its
+    /// capacity: megabytes per replay).
+    buckets: Vec<u32>,
+    /// Timers in the buckets, each with the next slot of its bucket's list.
+    slots: Vec<(Entry<E>, u32)>,
+    free_slots: Vec<u32>,
     /// Entries in `buckets`.
     in_buckets: usize,
     /// Absolute number of the bucket whose entries are in `ready` (if the wheel is empty,
@@ -169,7 +178,7 @@ pub(crate) struct Queue<E> {
 
 impl<E: Copy> Queue<E> {
     pub(crate) fn new() -> Self {
-        Queue { next_seq: 0, heap: Heap::new(), buckets: (0..WHEEL_BUCKETS).map(|_| Vec::new()).collect(), in_buckets: 0, cur: 0, ready: Vec::new(), now: 0, at_now: VecDeque::new() }
+        Queue { next_seq: 0, heap: Heap::new(), buckets: vec![NO_SLOT; WHEEL_BUCKETS as usize], slots: Vec::new(), free_slots: Vec::new(), in_buckets: 0, cur: 0, ready: Vec::new(), now: 0, at_now: VecDeque::new() }
     }
 
     /// Schedules `ev` at `time` (not before the last event popped).
@@ -196,7 +205,18 @@ impl<E: Copy> Queue<E> {
         }
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.buckets[(b % WHEEL_BUCKETS) as usize].push(Entry { time, seq, ev });
+        let head = &mut self.buckets[(b % WHEEL_BUCKETS) as usize];
+        let e = (Entry { time, seq, ev }, *head);
+        *head = match self.free_slots.pop() {
+            Some(k) => {
+                self.slots[k as usize] = e;
+                k
+            }
+            None => {
+                self.slots.push(e);
+                (self.slots.len() - 1) as u32
+            }
+        };
         self.in_buckets += 1;
     }
 
@@ -206,14 +226,18 @@ impl<E: Copy> Queue<E> {
         if !self.ready.is_empty() || self.in_buckets == 0 {
             return;
         }
-        loop {
+        let mut k = loop {
             self.cur += 1;
-            let bucket = &mut self.buckets[(self.cur % WHEEL_BUCKETS) as usize];
-            if !bucket.is_empty() {
-                // Swap, so both vectors keep their capacity for later buckets.
-                std::mem::swap(bucket, &mut self.ready);
-                break;
+            let head = &mut self.buckets[(self.cur % WHEEL_BUCKETS) as usize];
+            if *head != NO_SLOT {
+                break std::mem::replace(head, NO_SLOT);
             }
+        };
+        while k != NO_SLOT {
+            let (e, next) = self.slots[k as usize];
+            self.ready.push(e);
+            self.free_slots.push(k);
+            k = next;
         }
         self.in_buckets -= self.ready.len();
         self.ready.sort_unstable_by_key(|e| std::cmp::Reverse(e.rank()));
