@@ -34,8 +34,8 @@ const NONE: u32 = u32::MAX;
 
 /// One step of a request program. A program is a flat list of steps: a `Fork(n)` is
 /// followed by its `n` programs, each ended by a `Join`, and the forking program goes on
-/// after the last of them. Steps hold no heap memory, so a program is one vector, which
-/// the engine hands back to the workload for a later request (no allocation per request).
+/// after the last of them. Steps hold no heap memory, so a request's program is one
+/// allocation of its exact size (built in a vector the engine reuses).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Step {
     /// Take a connection of `link` (dedicated pools: connection `slot`).
@@ -308,10 +308,12 @@ struct Dc {
     pools: Vec<Pool>,
     flows: Vec<Flow>,
     free_flows: Vec<u32>,
-    /// Request programs; those of finished requests (listed in `free_programs`) are
-    /// handed to the workload again, with their capacity.
-    programs: Vec<Vec<Step>>,
+    /// The programs of requests in progress (the places of finished ones, empty, listed in
+    /// `free_programs`).
+    programs: Vec<Box<[Step]>>,
     free_programs: Vec<u32>,
+    /// Where the workload writes a request's program.
+    scratch: Vec<Step>,
     stopping: bool,
     issued: u64,
     completed: u64,
@@ -385,7 +387,8 @@ impl Dc {
             }
             return;
         }
-        // The request is done, and every flow it forked before it: its program is free.
+        // The request is done, and every flow it forked before it: its program is freed.
+        self.programs[prog as usize] = Box::default();
         self.free_programs.push(prog);
         self.completed += 1;
         let (w0, w1) = (self.cfg.warmup, self.cfg.warmup + self.cfg.measure);
@@ -525,17 +528,23 @@ impl Dc {
                 if self.stopping {
                     return true;
                 }
+                // Built in a vector kept from request to request, then copied to one of
+                // its exact size (a request's program lives until it completes, and
+                // thousands may be waiting at once).
+                self.scratch.clear();
+                let class = self.wl.next(b, now, &mut self.rngs[b as usize], &mut self.scratch);
+                let steps: Box<[Step]> = self.scratch.as_slice().into();
+                let end = steps.len() as u32;
                 let p = match self.free_programs.pop() {
-                    Some(p) => p,
+                    Some(p) => {
+                        self.programs[p as usize] = steps;
+                        p
+                    }
                     None => {
-                        self.programs.push(Vec::new());
+                        self.programs.push(steps);
                         (self.programs.len() - 1) as u32
                     }
                 };
-                let steps = &mut self.programs[p as usize];
-                steps.clear();
-                let class = self.wl.next(b, now, &mut self.rngs[b as usize], steps);
-                let end = steps.len() as u32;
                 self.issued += 1;
                 let f = self.new_flow(Flow {
                     prog: p,
@@ -640,6 +649,7 @@ pub fn run(cfg: &Config, wl: Box<dyn Workload>) -> Result<Outcome, String> {
         free_flows: Vec::new(),
         programs: Vec::new(),
         free_programs: Vec::new(),
+        scratch: Vec::new(),
         stopping: false,
         issued: 0,
         completed: 0,
@@ -666,12 +676,16 @@ pub fn run(cfg: &Config, wl: Box<dyn Workload>) -> Result<Outcome, String> {
         }
     }
     let end = now.max(1) as f64;
+    // The completions are kept for the whole of a `reproduce` (the largest results it
+    // keeps): without the slack of their vector's growth.
+    let mut measured = std::mem::take(&mut dc.measured);
+    measured.shrink_to_fit();
     Ok(Outcome {
         classes,
         issued: dc.issued,
         completed: dc.completed,
         in_flight: dc.issued - dc.completed,
-        measured: std::mem::take(&mut dc.measured),
+        measured,
         measure_s: cfg.measure as f64 / PS_PER_S as f64,
         tier_busy_s: dc.busy.iter().map(|&b| b as f64 / PS_PER_S as f64).collect(),
         tier_net_busy_s: dc.net_busy.iter().map(|&b| b as f64 / PS_PER_S as f64).collect(),
