@@ -1,5 +1,6 @@
-//! The replay engine: a discrete-event simulation of closed-loop
-//! browsers and server tiers with cores, joined by links with connection pools. A workload
+//! The replay engine: a discrete-event simulation of closed-loop browsers and server tiers
+//! with cores, joined by links with connection pools, run by its own loop over its own
+//! queue (`queue.rs`: the kernel's `(time, seq)` order, think timers in a wheel). A workload
 //! turns each request into a small program of steps (take a connection, send a message,
 //! run on a tier's cores, give the connection back, fork parallel image fetches); the
 //! engine executes the programs.
