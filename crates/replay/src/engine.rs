@@ -1,5 +1,6 @@
-//! The replay engine: a discrete-event simulation (on `interlab-kernel`) of closed-loop
-//! browsers and server tiers with cores, joined by links with connection pools. A workload
+//! The replay engine: a discrete-event simulation of closed-loop browsers and server tiers
+//! with cores, joined by links with connection pools, run by its own loop over its own
+//! queue (`queue.rs`: the kernel's `(time, seq)` order, think timers in a wheel). A workload
 //! turns each request into a small program of steps (take a connection, send a message,
 //! run on a tier's cores, give the connection back, fork parallel image fetches); the
 //! engine executes the programs.
@@ -19,8 +20,10 @@
 //!   protocol's idle threshold first pays a control round trip: two small-message one-way
 //!   latencies and their CPU at both ends.
 
+use crate::msgcost::{us, MsgMemo};
 use crate::netcost::NetCost;
-use interlab_kernel::{Component, Ctx, Rng, Simulation, Time, PS_PER_S, PS_PER_US};
+use crate::queue::Queue;
+use interlab_kernel::{Rng, Time, PS_PER_S};
 use std::collections::VecDeque;
 use std::sync::Arc;
 
@@ -30,8 +33,11 @@ pub const MAX_LINKS: usize = 4;
 pub const MARKS: usize = 4;
 const NONE: u32 = u32::MAX;
 
-/// One step of a request program.
-#[derive(Debug, Clone, PartialEq)]
+/// One step of a request program. A program is a flat list of steps: a `Fork(n)` is
+/// followed by its `n` programs, each ended by a `Join`, and the forking program goes on
+/// after the last of them. Steps hold no heap memory, so a request's program is one
+/// allocation of its exact size (built in a vector the engine reuses).
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Step {
     /// Take a connection of `link` (dedicated pools: connection `slot`).
     Acquire { link: u8, slot: u32 },
@@ -46,8 +52,27 @@ pub enum Step {
     Cpu { tier: u8, ns: u64 },
     /// Record the time in mark `k`.
     Mark(u8),
-    /// Run these programs in parallel and wait for all.
-    Fork(Vec<Vec<Step>>),
+    /// Run the `n` programs that follow (each ended by [`Step::Join`]) in parallel and wait
+    /// for all.
+    Fork(u32),
+    /// The end of a forked program.
+    Join,
+}
+
+/// Index of the [`Step::Join`] that ends the program starting at `start` of `steps` (forks
+/// inside it skipped whole), or `steps.len()` if none does (the outermost program).
+pub fn program_end(steps: &[Step], start: usize) -> usize {
+    // `Join`s that end programs forked inside this one, still to pass.
+    let mut inner = 0u64;
+    for (i, s) in steps.iter().enumerate().skip(start) {
+        match *s {
+            Step::Join if inner == 0 => return i,
+            Step::Join => inner -= 1,
+            Step::Fork(n) => inner += u64::from(n),
+            _ => {}
+        }
+    }
+    steps.len()
 }
 
 /// A tier.
@@ -75,8 +100,9 @@ pub struct LinkCfg {
 pub trait Workload {
     /// Names of the request classes (interactions).
     fn classes(&self) -> Vec<String>;
-    /// The next request of browser `b` at time `now`: (class, program).
-    fn next(&mut self, b: u32, now: Time, rng: &mut Rng) -> (usize, Vec<Step>);
+    /// The next request of browser `b` at time `now`: its class; its program appended to
+    /// `program` (empty when called).
+    fn next(&mut self, b: u32, now: Time, rng: &mut Rng, program: &mut Vec<Step>) -> usize;
     /// Think time after browser `b`'s request completed, ps.
     fn think(&mut self, b: u32, rng: &mut Rng) -> Time;
 }
@@ -167,13 +193,18 @@ impl Outcome {
         (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
     }
 
-    /// Fraction of class `c`'s requests slower than `limit_s`.
+    /// Fraction of class `c`'s requests slower than `limit_s` (a count: the times need no
+    /// sorting).
     pub fn over(&self, c: Option<usize>, limit_s: f64) -> f64 {
-        let v = self.times(c);
-        if v.is_empty() {
+        let (mut n, mut slower) = (0usize, 0usize);
+        for x in self.measured.iter().filter(|x| c.is_none_or(|c| x.class as usize == c)) {
+            n += 1;
+            slower += usize::from((x.end - x.start) as f64 / PS_PER_S as f64 > limit_s);
+        }
+        if n == 0 {
             return 0.0;
         }
-        v.iter().filter(|&&t| t > limit_s).count() as f64 / v.len() as f64
+        slower as f64 / n as f64
     }
 
     /// CCDF of class `c`: (response time s, fraction of requests slower) at each distinct time.
@@ -214,17 +245,25 @@ struct Pool {
     dedicated: bool,
     conns: Vec<Conn>,
     free: Vec<u32>,
-    waiters: VecDeque<usize>,
+    waiters: VecDeque<u32>,
 }
 
+/// A request's program, or one of the programs it forked, being run.
 struct Flow {
-    steps: Vec<Step>,
-    pc: usize,
-    parent: Option<usize>,
+    /// The request's program (an index into `Dc::programs`), shared by the programs it forks.
+    prog: u32,
+    /// The next step, and the end of this flow's steps (its `Join`, or the program's end).
+    pc: u32,
+    end: u32,
+    /// The flow that forked this one, or `NONE`.
+    parent: u32,
     pending: u32,
-    conns: [u32; MAX_LINKS],
     browser: u32,
+    conns: [u32; MAX_LINKS],
     class: u16,
+    /// Receive-side CPU of the message in flight (`NetCost::recv_cpu` of its size, and a
+    /// small message's at both ends if it pays an SDP idle round trip), ps.
+    recv_cpu: Time,
     start: Time,
     marks: [Time; MARKS],
 }
@@ -232,9 +271,9 @@ struct Flow {
 #[derive(Debug, Clone, Copy)]
 enum Ev {
     Start(u32),
-    Next(usize),
-    /// A message arrives; `recv_cpu_us` is its receive-side CPU (`NetCost::recv_cpu` of its size).
-    Arrive { flow: usize, link: u8, recv_cpu_us: f64, up: bool, idle: bool },
+    Next(u32),
+    /// The flow's message arrives (its receive-side CPU is the flow's `recv_cpu`).
+    Arrive { flow: u32, link: u8, up: bool },
     End,
 }
 
@@ -255,9 +294,12 @@ struct LinkConst {
 struct Dc {
     cfg: Config,
     consts: Vec<LinkConst>,
+    /// Each link's message costs, remembered by size.
+    memos: Vec<MsgMemo>,
     wl: Box<dyn Workload>,
     rngs: Vec<Rng>,
-    /// Core pools: one per tier, then the shared host's.
+    /// Core pools: one per tier, then the shared host's; each its cores' free times,
+    /// ascending.
     cores: Vec<Vec<Time>>,
     /// Each tier's pool.
     pool_of: Vec<usize>,
@@ -265,8 +307,14 @@ struct Dc {
     /// Of `busy`, the network stack's part (ps).
     net_busy: Vec<u128>,
     pools: Vec<Pool>,
-    flows: Vec<Option<Flow>>,
-    free_flows: Vec<usize>,
+    flows: Vec<Flow>,
+    free_flows: Vec<u32>,
+    /// The programs of requests in progress (the places of finished ones, empty, listed in
+    /// `free_programs`).
+    programs: Vec<Box<[Step]>>,
+    free_programs: Vec<u32>,
+    /// Where the workload writes a request's program.
+    scratch: Vec<Step>,
     stopping: bool,
     issued: u64,
     completed: u64,
@@ -276,21 +324,32 @@ struct Dc {
     connects: u64,
 }
 
-fn us(x: f64) -> Time {
-    (x.max(0.0) * PS_PER_US as f64).round() as Time
+/// Runs `dur` of work from `now` on the core of `cores` that frees first (no cores: at
+/// once); returns when it ends. The cores are alike, so a pool is kept as their free times
+/// in ascending order: the first is the one to take, and its new free time moves to its
+/// place among the others (the times an unordered pool searched for its least would give).
+fn take_core(cores: &mut [Time], now: Time, dur: Time) -> Time {
+    let Some(&first) = cores.first() else { return now + dur };
+    let end = first.max(now) + dur;
+    // `end` goes in among the others, c_1 <= .. <= c_{n-1}, without a branch on where:
+    // place i - 1 gets max(c_{i-1}, min(c_i, end)) (c_0 taken as below everything), the
+    // last max(c_{n-1}, end).
+    let n = cores.len();
+    let mut below = 0;
+    for i in 1..n {
+        let c = cores[i];
+        cores[i - 1] = below.max(c.min(end));
+        below = c;
+    }
+    cores[n - 1] = below.max(end);
+    end
 }
 
 impl Dc {
+    /// Reserves `dur` of CPU on `tier` from `now`; returns when the work ends.
     fn reserve(&mut self, tier: usize, now: Time, dur: Time) -> Time {
         self.busy[tier] += dur as u128;
-        let cores = &mut self.cores[self.pool_of[tier]];
-        if cores.is_empty() {
-            return now + dur;
-        }
-        let (i, _) = cores.iter().enumerate().min_by_key(|(_, &t)| t).expect("cores");
-        let end = cores[i].max(now) + dur;
-        cores[i] = end;
-        end
+        take_core(&mut self.cores[self.pool_of[tier]], now, dur)
     }
 
     /// Reserves `dur` of network-stack CPU on `tier` (counted in `busy` and `net_busy`).
@@ -299,13 +358,13 @@ impl Dc {
         self.reserve(tier, now, dur)
     }
 
-    fn new_flow(&mut self, f: Flow) -> usize {
+    fn new_flow(&mut self, f: Flow) -> u32 {
         if let Some(i) = self.free_flows.pop() {
-            self.flows[i] = Some(f);
+            self.flows[i as usize] = f;
             i
         } else {
-            self.flows.push(Some(f));
-            self.flows.len() - 1
+            self.flows.push(f);
+            (self.flows.len() - 1) as u32
         }
     }
 
@@ -317,45 +376,42 @@ impl Dc {
         &mut p.conns[c as usize]
     }
 
-    fn finish(&mut self, f: usize, ctx: &mut Ctx<'_, Ev>) {
-        let flow = self.flows[f].take().expect("flow");
+    fn finish(&mut self, f: u32, now: Time, q: &mut Queue<Ev>) {
+        let flow = &self.flows[f as usize];
+        let (parent, prog, browser, class, start, marks) = (flow.parent, flow.prog, flow.browser, flow.class, flow.start, flow.marks);
         self.free_flows.push(f);
-        if let Some(p) = flow.parent {
-            let pf = self.flows[p].as_mut().expect("parent");
+        if parent != NONE {
+            let pf = &mut self.flows[parent as usize];
             pf.pending -= 1;
             if pf.pending == 0 {
-                ctx.schedule_self(0, Ev::Next(p));
+                q.push(now, Ev::Next(parent));
             }
             return;
         }
-        let now = ctx.now();
+        // The request is done, and every flow it forked before it: its program is freed.
+        self.programs[prog as usize] = Box::default();
+        self.free_programs.push(prog);
         self.completed += 1;
         let (w0, w1) = (self.cfg.warmup, self.cfg.warmup + self.cfg.measure);
         if now >= w0 && now <= w1 {
-            self.measured.push(Completion { class: flow.class, start: flow.start, end: now, marks: flow.marks });
+            self.measured.push(Completion { class, start, end: now, marks });
         }
         if !self.stopping {
-            let b = flow.browser;
-            let t = self.wl.think(b, &mut self.rngs[b as usize]);
-            ctx.schedule_self(t, Ev::Start(b));
+            let t = self.wl.think(browser, &mut self.rngs[browser as usize]);
+            q.push_timer(now + t, Ev::Start(browser));
         }
     }
 
-    fn run_flow(&mut self, f: usize, ctx: &mut Ctx<'_, Ev>) {
-        let now = ctx.now();
+    fn run_flow(&mut self, f: u32, now: Time, q: &mut Queue<Ev>) {
         loop {
-            let flow = self.flows[f].as_mut().expect("flow");
-            if flow.pc >= flow.steps.len() {
-                self.finish(f, ctx);
+            let flow = &mut self.flows[f as usize];
+            if flow.pc >= flow.end {
+                self.finish(f, now, q);
                 return;
             }
             let pc = flow.pc;
             flow.pc += 1;
-            let step = match &mut flow.steps[pc] {
-                Step::Fork(v) => Step::Fork(std::mem::take(v)),
-                s => s.clone(),
-            };
-            match step {
+            match self.programs[flow.prog as usize][pc as usize] {
                 Step::Mark(k) => flow.marks[k as usize % MARKS] = now,
                 Step::Acquire { link, slot } => {
                     let l = link as usize;
@@ -376,10 +432,10 @@ impl Dc {
                     let pool = &mut self.pools[l];
                     if !pool.dedicated && c != NONE {
                         if let Some(w) = pool.waiters.pop_front() {
-                            let wf = self.flows[w].as_mut().expect("waiter");
+                            let wf = &mut self.flows[w as usize];
                             wf.conns[l] = c;
                             wf.pc += 1;
-                            ctx.schedule_self(0, Ev::Next(w));
+                            q.push(now, Ev::Next(w));
                         } else {
                             pool.free.push(c);
                         }
@@ -396,12 +452,12 @@ impl Dc {
                     let (small, connect) = (k.small_cpu, k.connect);
                     self.reserve_net(from, now, small);
                     self.reserve_net(to, now, small);
-                    ctx.schedule_self(connect, Ev::Next(f));
+                    q.push(now + connect, Ev::Next(f));
                     return;
                 }
                 Step::Cpu { tier, ns } => {
                     let end = self.reserve(tier as usize, now, ns * 1000);
-                    ctx.send_at(ctx.me(), end, Ev::Next(f));
+                    q.push(end.max(now), Ev::Next(f));
                     return;
                 }
                 Step::Send { link, bytes, up } => {
@@ -411,110 +467,135 @@ impl Dc {
                         (Some(th), c) if c != NONE => self.conn_mut(l, c).last.is_some_and(|t| now.saturating_sub(t) > th),
                         _ => false,
                     };
-                    let (lk, k) = (&self.cfg.links[l], &self.consts[l]);
-                    let m = lk.cost.at(bytes);
+                    let lk = &self.cfg.links[l];
+                    let m = self.memos[l].get(&lk.cost, bytes);
                     let sender = if up { lk.to } else { lk.from };
-                    let mut wire = (m.latency_us - m.send_cpu_us - m.recv_cpu_us).max(0.0);
-                    let mut cpu_s = m.send_cpu_us;
-                    if idle {
+                    let (cpu, wire, recv_cpu) = if idle {
                         // The control round trip: each end sends one small message and receives one.
                         self.idle_penalties += 1;
+                        let k = &self.consts[l];
                         let small = k.small_cpu_us;
-                        cpu_s += small;
-                        wire += (2.0 * k.small_latency_us - 2.0 * small).max(0.0);
-                    }
+                        let wire = m.wire_us + (2.0 * k.small_latency_us - 2.0 * small).max(0.0);
+                        (us(m.cost.send_cpu_us + small), us(wire), us(m.cost.recv_cpu_us + small))
+                    } else {
+                        (m.send_cpu, m.wire, m.recv_cpu)
+                    };
+                    self.flows[f as usize].recv_cpu = recv_cpu;
                     self.messages += 1;
-                    let end = self.reserve_net(sender, now, us(cpu_s));
-                    ctx.send_at(ctx.me(), end + us(wire), Ev::Arrive { flow: f, link, recv_cpu_us: m.recv_cpu_us, up, idle });
+                    let end = self.reserve_net(sender, now, cpu);
+                    q.push((end + wire).max(now), Ev::Arrive { flow: f, link, up });
                     return;
                 }
-                Step::Fork(children) => {
-                    let n = children.len() as u32;
+                Step::Fork(n) => {
                     if n == 0 {
                         continue;
                     }
-                    let (browser, class, start) = (flow.browser, flow.class, flow.start);
+                    let (prog, browser, class, start) = (flow.prog, flow.browser, flow.class, flow.start);
                     flow.pending = n;
-                    for steps in children {
+                    // The forked programs follow the `Fork`, each up to its `Join`.
+                    let mut at = pc as usize + 1;
+                    for _ in 0..n {
+                        let end = program_end(&self.programs[prog as usize], at);
                         let cf = self.new_flow(Flow {
-                            steps,
-                            pc: 0,
-                            parent: Some(f),
+                            prog,
+                            pc: at as u32,
+                            end: end as u32,
+                            parent: f,
                             pending: 0,
-                            conns: [NONE; MAX_LINKS],
                             browser,
+                            conns: [NONE; MAX_LINKS],
                             class,
+                            recv_cpu: 0,
                             start,
                             marks: [0; MARKS],
                         });
-                        ctx.schedule_self(0, Ev::Next(cf));
+                        q.push(now, Ev::Next(cf));
+                        at = end + 1;
                     }
+                    // Once they are all done, this flow goes on after the last one.
+                    self.flows[f as usize].pc = at as u32;
                     return;
                 }
+                // A forked program's end (its flow's `end` stops it before): nothing to do.
+                Step::Join => {}
             }
         }
     }
-}
 
-impl Component<Ev> for Dc {
-    fn handle(&mut self, ev: Ev, ctx: &mut Ctx<'_, Ev>) {
+    /// Handles one event at `now`; false: the run stops.
+    fn handle(&mut self, ev: Ev, now: Time, q: &mut Queue<Ev>) -> bool {
         match ev {
             Ev::Start(b) => {
                 if self.stopping {
-                    return;
+                    return true;
                 }
-                let now = ctx.now();
-                let (class, steps) = self.wl.next(b, now, &mut self.rngs[b as usize]);
+                // Built in a vector kept from request to request, then copied to one of
+                // its exact size (a request's program lives until it completes, and
+                // thousands may be waiting at once).
+                self.scratch.clear();
+                let class = self.wl.next(b, now, &mut self.rngs[b as usize], &mut self.scratch);
+                let steps: Box<[Step]> = self.scratch.as_slice().into();
+                let end = steps.len() as u32;
+                let p = match self.free_programs.pop() {
+                    Some(p) => {
+                        self.programs[p as usize] = steps;
+                        p
+                    }
+                    None => {
+                        self.programs.push(steps);
+                        (self.programs.len() - 1) as u32
+                    }
+                };
                 self.issued += 1;
                 let f = self.new_flow(Flow {
-                    steps,
+                    prog: p,
                     pc: 0,
-                    parent: None,
+                    end,
+                    parent: NONE,
                     pending: 0,
-                    conns: [NONE; MAX_LINKS],
                     browser: b,
+                    conns: [NONE; MAX_LINKS],
                     class: class as u16,
+                    recv_cpu: 0,
                     start: now,
                     marks: [now; MARKS],
                 });
-                self.run_flow(f, ctx);
+                self.run_flow(f, now, q);
             }
-            Ev::Next(f) => self.run_flow(f, ctx),
-            Ev::Arrive { flow, link, recv_cpu_us, up, idle } => {
-                let now = ctx.now();
+            Ev::Next(f) => self.run_flow(f, now, q),
+            Ev::Arrive { flow, link, up } => {
                 let l = link as usize;
                 let lk = &self.cfg.links[l];
                 let receiver = if up { lk.from } else { lk.to };
-                let mut cpu = recv_cpu_us;
-                if idle {
-                    cpu += self.consts[l].small_cpu_us;
-                }
+                let fl = &mut self.flows[flow as usize];
                 // Work the receiver does next on the same tier joins the same reservation
                 // (one event fewer; the core runs both back to back).
-                let net = us(cpu);
+                let net = fl.recv_cpu;
                 self.net_busy[receiver] += net as u128;
                 let mut dur = net;
-                let fl = self.flows[flow].as_mut().expect("flow");
-                if let Some(&Step::Cpu { tier, ns }) = fl.steps.get(fl.pc) {
-                    if tier as usize == receiver {
-                        dur += ns * 1000;
-                        fl.pc += 1;
+                if fl.pc < fl.end {
+                    if let Step::Cpu { tier, ns } = self.programs[fl.prog as usize][fl.pc as usize] {
+                        if tier as usize == receiver {
+                            dur += ns * 1000;
+                            fl.pc += 1;
+                        }
                     }
                 }
+                let c = fl.conns[l];
                 let end = self.reserve(receiver, now, dur);
-                let c = self.flows[flow].as_ref().expect("flow").conns[l];
                 if c != NONE {
                     self.conn_mut(l, c).last = Some(end);
                 }
-                ctx.send_at(ctx.me(), end, Ev::Next(flow));
+                q.push(end.max(now), Ev::Next(flow));
             }
             Ev::End => {
                 self.stopping = true;
                 if !self.cfg.drain {
-                    ctx.stop();
+                    return false;
                 }
             }
         }
+        true
     }
 }
 
@@ -554,9 +635,10 @@ pub fn run(cfg: &Config, wl: Box<dyn Workload>) -> Result<Outcome, String> {
             LinkConst { small_cpu_us, small_latency_us: c.latency(1), small_cpu: us(small_cpu_us), idle: c.idle_us.map(us), connect: us(c.connect_us) }
         })
         .collect();
-    let dc = Dc {
+    let mut dc = Dc {
         cfg: cfg.clone(),
         consts,
+        memos: cfg.links.iter().map(|_| MsgMemo::new()).collect(),
         wl,
         rngs: (0..cfg.browsers).map(|b| Rng::stream(cfg.seed, b as u64 + 1)).collect(),
         cores: cfg.tiers.iter().map(|t| vec![0; if t.shared { 0 } else { t.cores as usize }]).chain([vec![0; cfg.host_cores as usize]]).collect(),
@@ -566,6 +648,9 @@ pub fn run(cfg: &Config, wl: Box<dyn Workload>) -> Result<Outcome, String> {
         pools,
         flows: Vec::new(),
         free_flows: Vec::new(),
+        programs: Vec::new(),
+        free_programs: Vec::new(),
+        scratch: Vec::new(),
         stopping: false,
         issued: 0,
         completed: 0,
@@ -574,23 +659,34 @@ pub fn run(cfg: &Config, wl: Box<dyn Workload>) -> Result<Outcome, String> {
         idle_penalties: 0,
         connects: 0,
     };
-    let mut sim: Simulation<Ev> = Simulation::new();
-    let id = sim.add(dc);
+    // The run loop: one component, so no dispatch; events in `(time, seq)` order.
+    let mut q: Queue<Ev> = Queue::new();
     let mut start_rng = Rng::stream(cfg.seed, 0);
     for b in 0..cfg.browsers {
         let at = (start_rng.next_f64() * cfg.start_spread as f64) as Time;
-        sim.schedule(id, at, Ev::Start(b));
+        q.push_timer(at, Ev::Start(b));
     }
-    sim.schedule(id, cfg.warmup + cfg.measure, Ev::End);
-    let stats = sim.run_bounded(Time::MAX, cfg.max_events);
-    let dc = sim.get::<Dc>(id).expect("dc");
-    let end = stats.end_time.max(1) as f64;
+    q.push(cfg.warmup + cfg.measure, Ev::End);
+    let (mut events, mut now) = (0u64, 0 as Time);
+    while events < cfg.max_events {
+        let Some((t, ev)) = q.pop() else { break };
+        now = t;
+        events += 1;
+        if !dc.handle(ev, now, &mut q) {
+            break;
+        }
+    }
+    let end = now.max(1) as f64;
+    // The completions are kept for the whole of a `reproduce` (the largest results it
+    // keeps): without the slack of their vector's growth.
+    let mut measured = std::mem::take(&mut dc.measured);
+    measured.shrink_to_fit();
     Ok(Outcome {
         classes,
         issued: dc.issued,
         completed: dc.completed,
         in_flight: dc.issued - dc.completed,
-        measured: dc.measured.clone(),
+        measured,
         measure_s: cfg.measure as f64 / PS_PER_S as f64,
         tier_busy_s: dc.busy.iter().map(|&b| b as f64 / PS_PER_S as f64).collect(),
         tier_net_busy_s: dc.net_busy.iter().map(|&b| b as f64 / PS_PER_S as f64).collect(),
@@ -606,7 +702,50 @@ pub fn run(cfg: &Config, wl: Box<dyn Workload>) -> Result<Outcome, String> {
         messages: dc.messages,
         idle_penalties: dc.idle_penalties,
         connects: dc.connects,
-        events: stats.events,
+        events,
         end_time_s: end / PS_PER_S as f64,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The ordered pool gives the end times a search of an unordered pool for its
+    /// earliest-free core gives, and stays ordered.
+    #[test]
+    fn an_ordered_core_pool_gives_the_times_of_a_search() {
+        let mut rng = Rng::stream(7, 0);
+        for n in [1usize, 2, 3, 8, 16] {
+            let mut sorted = vec![0 as Time; n];
+            let mut plain = vec![0 as Time; n];
+            let mut now: Time = 0;
+            for _ in 0..20_000 {
+                now += rng.below(40);
+                let dur = [0, rng.below(10), rng.below(200)][rng.below(3) as usize];
+                let (i, _) = plain.iter().enumerate().min_by_key(|(_, &t)| t).unwrap();
+                let want = plain[i].max(now) + dur;
+                plain[i] = want;
+                assert_eq!(take_core(&mut sorted, now, dur), want);
+                assert!(sorted.windows(2).all(|w| w[0] <= w[1]));
+                let mut p = plain.clone();
+                p.sort();
+                assert_eq!(p, sorted);
+            }
+        }
+        assert_eq!(take_core(&mut [], 5, 3), 8);
+    }
+
+    /// `program_end` finds the `Join` of a forked program, skipping forks inside it.
+    #[test]
+    fn a_forked_programs_end_skips_the_forks_inside_it() {
+        use Step::*;
+        let p = [Mark(0), Fork(2), Mark(1), Fork(1), Mark(2), Join, Join, Mark(3), Join, Mark(0)];
+        assert_eq!(program_end(&p, 0), p.len());
+        assert_eq!(program_end(&p, 2), 6);
+        assert_eq!(program_end(&p, 4), 5);
+        assert_eq!(program_end(&p, 7), 8);
+        // A fork without its joins ends at the program's end (no panic).
+        assert_eq!(program_end(&[Fork(3), Mark(1)], 0), 2);
+    }
 }

@@ -4,6 +4,8 @@
 //! "Model replay".
 
 pub mod engine;
+mod msgcost;
+mod queue;
 pub mod netcost;
 pub mod spec;
 pub mod table;

@@ -200,8 +200,9 @@ impl Workload for OneWay {
     fn classes(&self) -> Vec<String> {
         vec!["m".into()]
     }
-    fn next(&mut self, b: u32, _now: interlab_kernel::Time, _rng: &mut interlab_kernel::Rng) -> (usize, Vec<Step>) {
-        (0, vec![Step::Acquire { link: 0, slot: b }, Step::Send { link: 0, bytes: self.bytes, up: self.up }, Step::Release { link: 0 }])
+    fn next(&mut self, b: u32, _now: interlab_kernel::Time, _rng: &mut interlab_kernel::Rng, p: &mut Vec<Step>) -> usize {
+        p.extend([Step::Acquire { link: 0, slot: b }, Step::Send { link: 0, bytes: self.bytes, up: self.up }, Step::Release { link: 0 }]);
+        0
     }
     fn think(&mut self, _b: u32, _rng: &mut interlab_kernel::Rng) -> interlab_kernel::Time {
         workload::secs(0.01)
@@ -319,4 +320,64 @@ fn a_window_short_against_the_response_times_is_flagged() {
     // Little's law: in flight per completion is the mean response time over the window.
     let r = b.mean(None).unwrap();
     assert!((b.window_bias() / (r / 6.0) - 1.0).abs() < 0.35, "bias {:.3}, mean response {r:.3} s / 6 s", b.window_bias());
+}
+
+/// A request that forks two programs, the first of which forks two more: a request and its
+/// response around them, all CPU on the web tier.
+struct Nested;
+
+impl Workload for Nested {
+    fn classes(&self) -> Vec<String> {
+        vec!["n".into()]
+    }
+    fn next(&mut self, b: u32, _now: interlab_kernel::Time, _rng: &mut interlab_kernel::Rng, p: &mut Vec<Step>) -> usize {
+        use Step::*;
+        p.extend([
+            Acquire { link: 0, slot: b },
+            Send { link: 0, bytes: 1000, up: false },
+            Fork(2),
+            Cpu { tier: 1, ns: 10_000 },
+            Fork(2),
+            Cpu { tier: 1, ns: 5_000 },
+            Join,
+            Cpu { tier: 1, ns: 5_000 },
+            Join,
+            Join,
+            Cpu { tier: 1, ns: 20_000 },
+            Join,
+            Mark(1),
+            Send { link: 0, bytes: 1000, up: true },
+            Release { link: 0 },
+        ]);
+        0
+    }
+    fn think(&mut self, _b: u32, _rng: &mut interlab_kernel::Rng) -> interlab_kernel::Time {
+        workload::secs(0.01)
+    }
+}
+
+#[test]
+fn forked_programs_run_in_parallel_and_the_request_goes_on_when_all_are_done() {
+    // Sending costs 10 us, receiving 30 us; latency 100 us.
+    let cost = Arc::new(NetCost::from_split_points(Protocol::IpoibUd, &[(1, 100.0, 10.0, 30.0), (1 << 20, 100.0, 10.0, 30.0)], 50.0, None));
+    let cfg = Config {
+        tiers: vec![TierCfg { name: "client".into(), cores: 4, shared: false }, TierCfg { name: "web".into(), cores: 4, shared: false }],
+        host_cores: 0,
+        links: vec![LinkCfg { name: "l".into(), from: 0, to: 1, cost, pool: 0 }],
+        browsers: 1,
+        seed: 1,
+        start_spread: workload::secs(0.001),
+        warmup: 0,
+        measure: workload::secs(0.5),
+        drain: true,
+        max_events: 1_000_000,
+    };
+    let o = engine::run(&cfg, Box::new(Nested)).unwrap();
+    assert!(o.completed > 40 && o.completed == o.issued, "{} of {}", o.completed, o.issued);
+    // The request arrives after 100 us; the forks take max(10 + 5, 20) us; the response 100 us.
+    let (t, page) = (o.mean(None).unwrap() * 1e6, o.mean_between(0, 1) * 1e6);
+    assert!((t - 220.0).abs() < 1e-3 && (page - 120.0).abs() < 1e-3, "response {t} us, mark {page} us");
+    // The web tier: 30 us to receive, 10 + 5 + 5 + 20 us of work, 10 us to send.
+    let web = o.tier_busy_s[1] * 1e6 / o.completed as f64;
+    assert!((web - 80.0).abs() < 1e-3, "{web} us per request");
 }

@@ -84,15 +84,42 @@ fn split(total: u64, parts: usize) -> u64 {
     total / parts.max(1) as u64
 }
 
-/// The program of one TPC-W page and its images for browser `b` (`browser_cpu`: charge
-/// the sample's browser CPU on tier 0).
-pub fn tpcw_program(s: &PageSample, b: u32, lanes: u32, connect: bool, browser_cpu: bool) -> Vec<Step> {
+/// The work of one page: its tiers' CPU (ns) and the messages between them.
+#[derive(Debug, Clone, Copy)]
+pub struct PageWork<'a> {
+    pub browser_cpu_ns: u64,
+    pub web_cpu_ns: u64,
+    pub app_cpu_ns: u64,
+    pub db_cpu_ns: u64,
+    pub page: Exchange,
+    pub images: &'a [Exchange],
+    pub web_app: &'a [Exchange],
+    pub app_db: &'a [Exchange],
+}
+
+impl<'a> PageWork<'a> {
+    /// The work a recorded sample took.
+    pub fn of(s: &'a PageSample) -> PageWork<'a> {
+        PageWork {
+            browser_cpu_ns: s.browser_cpu_ns,
+            web_cpu_ns: s.web_cpu_ns,
+            app_cpu_ns: s.app_cpu_ns,
+            db_cpu_ns: s.db_cpu_ns,
+            page: s.page,
+            images: &s.images,
+            web_app: &s.web_app,
+            app_db: &s.app_db,
+        }
+    }
+}
+
+/// Appends to `p` the program of one TPC-W page and its images for browser `b`
+/// (`browser_cpu`: charge the sample's browser CPU on tier 0).
+pub fn tpcw_program(p: &mut Vec<Step>, s: &PageWork<'_>, b: u32, lanes: u32, connect: bool, browser_cpu: bool) {
     let base = b * (1 + lanes);
     let web_share = split(s.web_cpu_ns, 1 + s.images.len());
     // The browser's CPU: its share for the page when the page arrives, one per image.
     let browser_share = if browser_cpu { split(s.browser_cpu_ns, 1 + s.images.len()) } else { 0 };
-    // Room for every step below (and one more the caller may insert): no regrowth.
-    let mut p = Vec::with_capacity(16 + 3 * s.web_app.len() + 3 * s.app_db.len());
     p.push(Step::Acquire { link: 0, slot: base });
     if connect {
         p.push(Step::Connect { link: 0 });
@@ -108,7 +135,7 @@ pub fn tpcw_program(s: &PageSample, b: u32, lanes: u32, connect: bool, browser_c
             if k == 0 && !s.app_db.is_empty() {
                 p.push(Step::Acquire { link: 2, slot: base });
                 let db_share = split(s.db_cpu_ns, s.app_db.len());
-                for dx in &s.app_db {
+                for dx in s.app_db {
                     p.push(Step::Send { link: 2, bytes: dx.req, up: false });
                     p.push(Step::Cpu { tier: 3, ns: db_share });
                     if dx.resp > 0 {
@@ -133,27 +160,31 @@ pub fn tpcw_program(s: &PageSample, b: u32, lanes: u32, connect: bool, browser_c
     p.push(Step::Mark(1));
     if !s.images.is_empty() {
         let n = lanes.clamp(1, s.images.len() as u32) as usize;
-        let mut forks: Vec<Vec<Step>> = Vec::with_capacity(n);
+        p.push(Step::Fork(n as u32));
         for lane in 0..n {
-            let mut q = Vec::with_capacity(3 + 4 * s.images.len().div_ceil(n));
-            q.push(Step::Acquire { link: 0, slot: base + 1 + lane as u32 });
+            p.push(Step::Acquire { link: 0, slot: base + 1 + lane as u32 });
             if connect {
-                q.push(Step::Connect { link: 0 });
+                p.push(Step::Connect { link: 0 });
             }
             for im in s.images.iter().skip(lane).step_by(n) {
-                q.push(Step::Send { link: 0, bytes: im.req, up: false });
-                q.push(Step::Cpu { tier: 1, ns: web_share });
-                q.push(Step::Send { link: 0, bytes: im.resp, up: true });
+                p.push(Step::Send { link: 0, bytes: im.req, up: false });
+                p.push(Step::Cpu { tier: 1, ns: web_share });
+                p.push(Step::Send { link: 0, bytes: im.resp, up: true });
                 if browser_share > 0 {
-                    q.push(Step::Cpu { tier: 0, ns: browser_share });
+                    p.push(Step::Cpu { tier: 0, ns: browser_share });
                 }
             }
-            q.push(Step::Release { link: 0 });
-            forks.push(q);
+            p.push(Step::Release { link: 0 });
+            p.push(Step::Join);
         }
-        p.push(Step::Fork(forks));
     }
-    p
+}
+
+/// Inserts `step` before the page's response to the browser (the first `Send` up on link
+/// 0; if there is none, at the end).
+fn insert_before_page(p: &mut Vec<Step>, step: Step) {
+    let at = p.iter().position(|x| matches!(x, Step::Send { link: 0, up: true, .. })).unwrap_or(p.len());
+    p.insert(at, step);
 }
 
 impl Workload for Tpcw {
@@ -161,7 +192,7 @@ impl Workload for Tpcw {
         Interaction::ALL.iter().map(|i| i.abbr().to_string()).collect()
     }
 
-    fn next(&mut self, b: u32, now: Time, rng: &mut Rng) -> (usize, Vec<Step>) {
+    fn next(&mut self, b: u32, now: Time, rng: &mut Rng, p: &mut Vec<Step>) -> usize {
         let st = &mut self.state[b as usize];
         let (i, new_session) = match st.at {
             None => (Interaction::Home, true),
@@ -177,7 +208,7 @@ impl Workload for Tpcw {
         st.at = Some(i);
         let s = self.table.sample(i, rng);
         st.think_us = s.think_us;
-        let mut p = tpcw_program(s, b, self.image_lanes, new_session && self.connect_per_session, self.browser_cpu);
+        tpcw_program(p, &PageWork::of(s), b, self.image_lanes, new_session && self.connect_per_session, self.browser_cpu);
         if let Some(ssl) = self.ssl.filter(|_| i.is_secure()) {
             let mut ns = ((s.page.req + s.page.resp) as f64 * ssl.ns_per_byte) as u64;
             if !st.ssl_up {
@@ -185,10 +216,9 @@ impl Workload for Tpcw {
                 st.ssl_up = true;
             }
             // Decrypting the request and encrypting the page, before the page goes out.
-            let at = p.iter().position(|x| matches!(x, Step::Send { link: 0, up: true, .. })).unwrap_or(p.len());
-            p.insert(at, Step::Cpu { tier: 1, ns });
+            insert_before_page(p, Step::Cpu { tier: 1, ns });
         }
-        (i.index(), p)
+        i.index()
     }
 
     fn think(&mut self, b: u32, rng: &mut Rng) -> Time {
@@ -269,9 +299,9 @@ impl Workload for StaticContent {
         vec!["static".into()]
     }
 
-    fn next(&mut self, b: u32, _now: Time, rng: &mut Rng) -> (usize, Vec<Step>) {
+    fn next(&mut self, b: u32, _now: Time, rng: &mut Rng, p: &mut Vec<Step>) -> usize {
         let size = self.size(rng);
-        let mut p = vec![Step::Acquire { link: 0, slot: b }];
+        p.push(Step::Acquire { link: 0, slot: b });
         if self.connect {
             p.push(Step::Connect { link: 0 });
         }
@@ -294,7 +324,7 @@ impl Workload for StaticContent {
         p.push(Step::Cpu { tier: 1, ns: self.proxy_cpu_ns - self.proxy_cpu_ns / 2 });
         p.push(Step::Send { link: 0, bytes: size, up: true });
         p.push(Step::Release { link: 0 });
-        (0, p)
+        0
     }
 
     fn think(&mut self, _b: u32, _rng: &mut Rng) -> Time {
@@ -339,7 +369,7 @@ impl Workload for Specweb {
         self.pages.iter().map(|p| p.name.clone()).collect()
     }
 
-    fn next(&mut self, b: u32, _now: Time, rng: &mut Rng) -> (usize, Vec<Step>) {
+    fn next(&mut self, b: u32, _now: Time, rng: &mut Rng, p: &mut Vec<Step>) -> usize {
         let tw: f64 = self.pages.iter().map(|p| p.weight).sum();
         let mut r = rng.next_f64() * tw;
         let mut k = self.pages.len() - 1;
@@ -358,45 +388,40 @@ impl Workload for Specweb {
                 web += self.ssl_handshake_ns;
             }
         }
-        let s = PageSample {
-            interaction: Interaction::Home,
+        let besim = [Exchange { req: self.besim_req_bytes, resp: self.besim_resp_bytes }];
+        let s = PageWork {
             browser_cpu_ns: 0,
             web_cpu_ns: 0,
             app_cpu_ns: self.besim_cpu_ns,
             db_cpu_ns: 0,
             page: Exchange { req: self.request_bytes, resp: pg.page_bytes },
-            images: vec![],
-            web_app: vec![Exchange { req: self.besim_req_bytes, resp: self.besim_resp_bytes }],
-            app_db: vec![],
-            think_us: None,
+            images: &[],
+            web_app: &besim,
+            app_db: &[],
         };
-        let mut p = tpcw_program(&s, b, self.image_lanes, false, false);
+        tpcw_program(p, &s, b, self.image_lanes, false, false);
         // JSP work after BeSim answered (before the page is sent).
-        let at = p.iter().position(|x| matches!(x, Step::Send { link: 0, up: true, .. })).unwrap_or(p.len());
-        p.insert(at, Step::Cpu { tier: 1, ns: web });
+        insert_before_page(p, Step::Cpu { tier: 1, ns: web });
         if !pg.images.is_empty() {
             let base = b * (1 + self.image_lanes);
             let n = self.image_lanes.clamp(1, pg.images.len() as u32) as usize;
-            let forks = (0..n)
-                .map(|lane| {
-                    let mut q = Vec::with_capacity(2 + 3 * pg.images.len().div_ceil(n));
-                    q.push(Step::Acquire { link: 0, slot: base + 1 + lane as u32 });
-                    for &im in pg.images.iter().skip(lane).step_by(n) {
-                        q.push(Step::Send { link: 0, bytes: self.request_bytes, up: false });
-                        let mut c = self.static_cpu_ns;
-                        if pg.ssl {
-                            c += (im as f64 * self.ssl_ns_per_byte) as u64;
-                        }
-                        q.push(Step::Cpu { tier: 1, ns: c });
-                        q.push(Step::Send { link: 0, bytes: im, up: true });
+            p.push(Step::Fork(n as u32));
+            for lane in 0..n {
+                p.push(Step::Acquire { link: 0, slot: base + 1 + lane as u32 });
+                for &im in pg.images.iter().skip(lane).step_by(n) {
+                    p.push(Step::Send { link: 0, bytes: self.request_bytes, up: false });
+                    let mut c = self.static_cpu_ns;
+                    if pg.ssl {
+                        c += (im as f64 * self.ssl_ns_per_byte) as u64;
                     }
-                    q.push(Step::Release { link: 0 });
-                    q
-                })
-                .collect();
-            p.push(Step::Fork(forks));
+                    p.push(Step::Cpu { tier: 1, ns: c });
+                    p.push(Step::Send { link: 0, bytes: im, up: true });
+                }
+                p.push(Step::Release { link: 0 });
+                p.push(Step::Join);
+            }
         }
-        (k, p)
+        k
     }
 
     fn think(&mut self, _b: u32, rng: &mut Rng) -> Time {

@@ -1,0 +1,383 @@
+//! The replay's event queue: events pop in `(time, seq)` order, `seq` the order they were
+//! pushed in (equal times first in, first out), exactly as the kernel's queue orders them.
+//!
+//! Most pending events of a replay are browsers thinking: thousands of `Start` timers a
+//! fraction of a second to seconds ahead, against a few hundred events of the requests in
+//! progress. Timers ([`Queue::push_timer`]) therefore wait in a timer wheel (buckets of
+//! [`BUCKET_PS`], a ring of [`WHEEL_BUCKETS`]) and only the events of requests in progress
+//! in a heap, which stays small and in the caches. When the wheel's earliest bucket
+//! comes due it is sorted once into a run popped from its end; each pop takes the earlier
+//! of the heap's least and that run's least by `(time, seq)`. A timer due in the bucket
+//! being popped (or an earlier one), or beyond the wheel's reach, goes into the heap: any
+//! event may wait in either structure, the order of pops is fixed by the keys alone.
+//! Events pushed for the current instant itself (a request's forked programs, a
+//! connection handed to a waiter) skip the heap: they wait in a first-in first-out list,
+//! which is in `(time, seq)` order by construction.
+
+use interlab_kernel::Time;
+use std::collections::VecDeque;
+
+/// Width of a wheel bucket: 2^30 ps, about 1.07 ms.
+pub(crate) const BUCKET_PS: Time = 1 << 30;
+const BUCKET_SHIFT: u32 = BUCKET_PS.trailing_zeros();
+/// Buckets in the ring: 8192, about 8.8 s ahead (TPC-W's think times are truncated at 10
+/// means; at the studies' 0.1 scale of its 7 s mean, 7 s).
+pub(crate) const WHEEL_BUCKETS: u64 = 1 << 13;
+
+/// One pending event with its key.
+#[derive(Debug, Clone, Copy)]
+struct Entry<E> {
+    time: Time,
+    seq: u64,
+    ev: E,
+}
+
+impl<E> Entry<E> {
+    /// `(time, seq)` as one integer (lexicographic order on the pair).
+    #[inline(always)]
+    fn rank(&self) -> u128 {
+        ((self.time as u128) << 64) | self.seq as u128
+    }
+}
+
+/// A 4-ary min-heap on [`Entry::rank`]: half as deep as a binary one, and the least of four
+/// children is found without unpredictable branches.
+///
+/// A pop moves the hole the root leaves down along least children to a leaf, where it
+/// stays; the next push drops its entry into that hole and lets it rise (the usual "pop
+/// one, push one" step costs one walk down and a short climb, and the walk down compares
+/// children only). A peek or pop with a hole outstanding first fills it with the last
+/// entry. The order of pops is the keys' either way.
+struct Heap<E> {
+    /// The heap, but for the entry at `hole` (if any): stale, at a leaf.
+    v: Vec<Entry<E>>,
+    hole: usize,
+}
+
+const NO_HOLE: usize = usize::MAX;
+
+impl<E: Copy> Heap<E> {
+    fn new() -> Self {
+        Heap { v: Vec::new(), hole: NO_HOLE }
+    }
+
+    /// Entries (the hole not counted).
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.v.len() - usize::from(self.hole != NO_HOLE)
+    }
+
+    /// Lets `e`, placed at `i`, rise to its place.
+    #[inline(always)]
+    fn rise(&mut self, mut i: usize, e: Entry<E>) {
+        let r = e.rank();
+        while i > 0 {
+            let p = (i - 1) / 4;
+            if self.v[p].rank() <= r {
+                break;
+            }
+            self.v[i] = self.v[p];
+            i = p;
+        }
+        self.v[i] = e;
+    }
+
+    /// Inlined, so the new entry is built in registers: built in memory by the caller and
+    /// read back whole, it stalls store forwarding.
+    #[inline(always)]
+    fn push(&mut self, e: Entry<E>) {
+        if self.hole != NO_HOLE {
+            let h = self.hole;
+            self.hole = NO_HOLE;
+            self.rise(h, e);
+        } else {
+            self.v.push(e);
+            self.rise(self.v.len() - 1, e);
+        }
+    }
+
+    /// Fills the hole, if any, with the last entry.
+    #[inline(always)]
+    fn settle(&mut self) {
+        if self.hole != NO_HOLE {
+            let h = self.hole;
+            self.hole = NO_HOLE;
+            let last = self.v.pop().expect("a hole is in the heap");
+            if h < self.v.len() {
+                self.rise(h, last);
+            }
+        }
+    }
+
+    #[inline]
+    fn peek(&mut self) -> Option<&Entry<E>> {
+        self.settle();
+        self.v.first()
+    }
+
+    #[inline]
+    fn pop(&mut self) -> Option<Entry<E>> {
+        self.settle();
+        let top = *self.v.first()?;
+        let n = self.v.len();
+        // Walk the hole down along least children to a leaf.
+        let mut i = 0;
+        loop {
+            let c = 4 * i + 1;
+            if c >= n {
+                break;
+            }
+            let m = if c + 4 <= n {
+                let ch = &self.v[c..c + 4];
+                let (a, ra) = if ch[1].rank() < ch[0].rank() { (1, ch[1].rank()) } else { (0, ch[0].rank()) };
+                let (b, rb) = if ch[3].rank() < ch[2].rank() { (3, ch[3].rank()) } else { (2, ch[2].rank()) };
+                c + if rb < ra { b } else { a }
+            } else {
+                (c..n).min_by_key(|&k| self.v[k].rank()).unwrap_or(c)
+            };
+            self.v[i] = self.v[m];
+            i = m;
+        }
+        if i == n - 1 {
+            self.v.pop();
+        } else {
+            self.hole = i;
+        }
+        Some(top)
+    }
+}
+
+/// "No slot": the end of a bucket's list.
+const NO_SLOT: u32 = u32::MAX;
+
+/// The event queue of a replay (see the module's note).
+pub(crate) struct Queue<E> {
+    next_seq: u64,
+    heap: Heap<E>,
+    /// The ring: bucket `b` (absolute number `time >> BUCKET_SHIFT`) at `b % WHEEL_BUCKETS`;
+    /// only buckets after `cur` and within `WHEEL_BUCKETS` of it hold entries. Each bucket
+    /// is a list through `slots` (its first slot here, [`NO_SLOT`] if empty): memory in
+    /// proportion to the timers pending, not to the buckets (a vector per bucket kept its
+    /// capacity: megabytes per replay).
+    buckets: Vec<u32>,
+    /// Timers in the buckets, each with the next slot of its bucket's list.
+    slots: Vec<(Entry<E>, u32)>,
+    free_slots: Vec<u32>,
+    /// Entries in `buckets`.
+    in_buckets: usize,
+    /// Absolute number of the bucket whose entries are in `ready` (if the wheel is empty,
+    /// at least that of the last event popped).
+    cur: u64,
+    /// Bucket `cur`'s entries, sorted latest first (popped from the end).
+    ready: Vec<Entry<E>>,
+    /// Time of the last event popped.
+    now: Time,
+    /// Events pushed for `now` itself (in push order, so in `(time, seq)` order).
+    at_now: VecDeque<Entry<E>>,
+}
+
+impl<E: Copy> Queue<E> {
+    pub(crate) fn new() -> Self {
+        Queue { next_seq: 0, heap: Heap::new(), buckets: vec![NO_SLOT; WHEEL_BUCKETS as usize], slots: Vec::new(), free_slots: Vec::new(), in_buckets: 0, cur: 0, ready: Vec::new(), now: 0, at_now: VecDeque::new() }
+    }
+
+    /// Schedules `ev` at `time` (not before the last event popped).
+    #[inline]
+    pub(crate) fn push(&mut self, time: Time, ev: E) {
+        debug_assert!(time >= self.now, "time runs back");
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        if time == self.now {
+            self.at_now.push_back(Entry { time, seq, ev });
+        } else {
+            self.heap.push(Entry { time, seq, ev });
+        }
+    }
+
+    /// Schedules `ev` at `time`, an event likely far ahead (a think timer): into the wheel
+    /// if its bucket is ahead of the one being popped and within reach, else the heap.
+    /// Pops come in the same order as if it were [`Queue::push`]ed.
+    #[inline]
+    pub(crate) fn push_timer(&mut self, time: Time, ev: E) {
+        let b = time >> BUCKET_SHIFT;
+        if b <= self.cur || b - self.cur >= WHEEL_BUCKETS {
+            return self.push(time, ev);
+        }
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        let head = &mut self.buckets[(b % WHEEL_BUCKETS) as usize];
+        let e = (Entry { time, seq, ev }, *head);
+        *head = match self.free_slots.pop() {
+            Some(k) => {
+                self.slots[k as usize] = e;
+                k
+            }
+            None => {
+                self.slots.push(e);
+                (self.slots.len() - 1) as u32
+            }
+        };
+        self.in_buckets += 1;
+    }
+
+    /// Makes `ready` hold the wheel's earliest entries if it is empty and the wheel is not.
+    #[inline]
+    fn refill(&mut self) {
+        if !self.ready.is_empty() || self.in_buckets == 0 {
+            return;
+        }
+        let mut k = loop {
+            self.cur += 1;
+            let head = &mut self.buckets[(self.cur % WHEEL_BUCKETS) as usize];
+            if *head != NO_SLOT {
+                break std::mem::replace(head, NO_SLOT);
+            }
+        };
+        while k != NO_SLOT {
+            let (e, next) = self.slots[k as usize];
+            self.ready.push(e);
+            self.free_slots.push(k);
+            k = next;
+        }
+        self.in_buckets -= self.ready.len();
+        self.ready.sort_unstable_by_key(|e| std::cmp::Reverse(e.rank()));
+    }
+
+    /// Removes and returns the earliest event and its time: the least of the heap's, the
+    /// wheel's and those pushed for the current instant.
+    #[inline]
+    pub(crate) fn pop(&mut self) -> Option<(Time, E)> {
+        self.refill();
+        // 0: the heap, 1: the wheel, 2: the events for now.
+        let mut from = 0;
+        let mut best = self.heap.peek().map_or(u128::MAX, |e| e.rank());
+        if let Some(r) = self.ready.last() {
+            if r.rank() < best {
+                (from, best) = (1, r.rank());
+            }
+        }
+        if let Some(n) = self.at_now.front() {
+            if n.rank() < best {
+                from = 2;
+            }
+        }
+        let e = match from {
+            0 => self.heap.pop(),
+            1 => self.ready.pop(),
+            _ => self.at_now.pop_front(),
+        }?;
+        if self.in_buckets == 0 && self.ready.is_empty() {
+            // The wheel is empty: its reach starts from now on (no bucket is skipped).
+            self.cur = self.cur.max(e.time >> BUCKET_SHIFT);
+        }
+        self.now = e.time;
+        Some((e.time, e.ev))
+    }
+
+    /// Pending events.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.heap.len() + self.in_buckets + self.ready.len() + self.at_now.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use interlab_kernel::{EventQueue, Rng};
+
+    /// Random pushes (plain and timer, far and near, equal times) interleaved with pops:
+    /// the order of pops is the kernel queue's, event for event.
+    #[test]
+    fn pops_in_the_kernels_order() {
+        for seed in 1..6 {
+            let mut rng = Rng::stream(seed, 0);
+            let mut q: Queue<u64> = Queue::new();
+            let mut k: EventQueue<u64> = EventQueue::new();
+            let mut now: Time = 0;
+            let (mut id, mut popped, mut timers_in_wheel) = (0u64, 0u64, 0u64);
+            // A backlog, like thousands of browsers thinking.
+            for _ in 0..5000 {
+                let t = (rng.next_f64() * (WHEEL_BUCKETS * BUCKET_PS) as f64) as Time;
+                q.push_timer(t, id);
+                k.push(t, id);
+                id += 1;
+            }
+            for step in 0..200_000u64 {
+                // Mostly one pop per push, with bursts of each.
+                let pushes = if step % 1000 < 500 { 1 } else { (step % 3) as u32 };
+                for _ in 0..pushes {
+                    let r = rng.next_f64();
+                    let delay = if r < 0.1 {
+                        0
+                    } else if r < 0.2 {
+                        // Ties on purpose: a few distinct instants.
+                        (rng.below(4) * BUCKET_PS / 3) as Time
+                    } else if r < 0.6 {
+                        (rng.next_f64() * 1e6) as Time
+                    } else if r < 0.98 {
+                        (rng.next_f64() * 1.2 * (WHEEL_BUCKETS * BUCKET_PS) as f64) as Time
+                    } else {
+                        (WHEEL_BUCKETS + rng.below(3)) * BUCKET_PS - 1 + rng.below(3) * BUCKET_PS
+                    };
+                    let t = now + delay;
+                    if rng.next_f64() < 0.7 {
+                        let before = q.in_buckets;
+                        q.push_timer(t, id);
+                        timers_in_wheel += (q.in_buckets > before) as u64;
+                    } else {
+                        q.push(t, id);
+                    }
+                    k.push(t, id);
+                    id += 1;
+                }
+                if step % 1000 >= 500 || step % 2 == 0 {
+                    let a = q.pop();
+                    let b = k.pop().map(|s| (s.time, s.event));
+                    assert_eq!(a, b, "seed {seed} step {step}");
+                    if let Some((t, _)) = a {
+                        assert!(t >= now, "time ran back");
+                        now = t;
+                        popped += 1;
+                    }
+                }
+                assert_eq!(q.len(), k.len());
+            }
+            while let Some(b) = k.pop() {
+                assert_eq!(q.pop(), Some((b.time, b.event)));
+                popped += 1;
+            }
+            assert_eq!(q.pop(), None);
+            assert!(popped > 100_000 && timers_in_wheel > 30_000, "the test exercised the wheel: {popped} pops, {timers_in_wheel} timers in the wheel");
+        }
+    }
+
+    /// A timer for the bucket being popped, or beyond the ring's reach, goes into the heap;
+    /// one ahead within reach into the wheel.
+    #[test]
+    fn timers_outside_the_wheels_reach_go_into_the_heap() {
+        let mut q: Queue<u32> = Queue::new();
+        q.push_timer(5, 0); // bucket 0: the one being popped
+        assert_eq!((q.heap.len(), q.in_buckets), (1, 0));
+        q.push_timer(BUCKET_PS, 1);
+        assert_eq!((q.heap.len(), q.in_buckets), (1, 1));
+        q.push_timer(WHEEL_BUCKETS * BUCKET_PS, 2); // a whole ring ahead
+        assert_eq!((q.heap.len(), q.in_buckets), (2, 1));
+        assert_eq!(q.pop(), Some((5, 0)));
+        assert_eq!(q.pop(), Some((BUCKET_PS, 1)));
+        // Bucket 1 is being popped now: a timer in it goes into the heap, one for this very
+        // instant with the events for now, behind one pushed for it before.
+        q.push_timer(BUCKET_PS + 7, 3);
+        assert_eq!((q.heap.len(), q.in_buckets), (2, 0));
+        q.push(BUCKET_PS + 9, 4);
+        assert_eq!(q.pop(), Some((BUCKET_PS + 7, 3)));
+        q.push_timer(BUCKET_PS + 7, 5);
+        q.push(BUCKET_PS + 7, 6);
+        assert_eq!((q.heap.len(), q.at_now.len()), (2, 2));
+        assert_eq!(q.pop(), Some((BUCKET_PS + 7, 5)));
+        assert_eq!(q.pop(), Some((BUCKET_PS + 7, 6)));
+        assert_eq!(q.pop(), Some((BUCKET_PS + 9, 4)));
+        assert_eq!(q.pop(), Some((WHEEL_BUCKETS * BUCKET_PS, 2)));
+        assert_eq!(q.pop(), None);
+    }
+}
