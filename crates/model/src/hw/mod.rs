@@ -13,5 +13,6 @@ pub mod memo;
 pub mod memory;
 pub mod switch;
 pub mod switch_spec;
+pub mod wan_hop;
 pub mod wan_spec;
 pub mod wire_queue;

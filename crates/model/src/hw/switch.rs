@@ -6,6 +6,7 @@ use crate::event::Ev;
 use crate::hw::link::LinkSpec;
 use crate::hw::memo::Memo2;
 use crate::hw::switch_spec::SwitchSpec;
+use crate::hw::wan_hop::WanHop;
 use interlab_kernel::{Component, ComponentId, Ctx, Time};
 
 /// What an output port is cabled to.
@@ -37,7 +38,7 @@ pub struct SwitchPort {
 }
 
 impl SwitchPort {
-    fn new(peer: Peer, link: &LinkSpec) -> Self {
+    pub(crate) fn new(peer: Peer, link: &LinkSpec) -> Self {
         // `(0, 0)` is never looked up (a packet has a count of at least 1).
         SwitchPort { peer, link: link.clone(), free: 0, busy_ps: 0, prop_ps: link.prop_ps(), memo: Memo2::new(((0, 0), (0, 0))) }
     }
@@ -52,6 +53,40 @@ impl SwitchPort {
             (ser, (buffer_bytes as f64 * ser as f64 / wire_bytes.max(1) as f64) as Time)
         })
     }
+
+    /// Books this output for a packet (train) of `wire_bytes` in `count` packets whose first
+    /// bit reached the switch at `now` and whose last arrives `ser_in` later, behind a
+    /// port-to-port latency of `latency_ps`, with `buffer_bytes` of buffer for this output.
+    #[inline]
+    pub(crate) fn forward(&mut self, now: Time, ser_in: Time, wire_bytes: u64, count: u32, latency_ps: Time, buffer_bytes: u64) -> Egress {
+        let (ser_out, buffer_ps) = self.shape(wire_bytes, count, buffer_bytes);
+        // Cut-through: the header leaves after the port-to-port latency if the output is
+        // free; the tail can never leave before it has arrived.
+        let start = (now + latency_ps).max(self.free).max((now + ser_in).saturating_sub(ser_out));
+        self.free = start + ser_out;
+        self.busy_ps += ser_out;
+        // Credit-based link flow control: when more than the port buffer waits for this
+        // output, the sender on the input link gets no credit until it drains.
+        let backlog_end = self.free.saturating_sub(buffer_ps);
+        Egress { start, ser_out, stall_until: (backlog_end > now).then_some(backlog_end) }
+    }
+
+    /// One-way propagation over this port's cable, picoseconds.
+    pub(crate) fn prop_ps(&self) -> Time {
+        self.prop_ps
+    }
+}
+
+/// A packet booked on an output port.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Egress {
+    /// When its first bit leaves.
+    pub start: Time,
+    /// Its serialisation time on the output link.
+    pub ser_out: Time,
+    /// The output holds more than its buffer: the input link's sender gets no credit until
+    /// then.
+    pub stall_until: Option<Time>,
 }
 
 /// A switch.
@@ -68,6 +103,9 @@ pub struct Switch {
     pub forwarded: u64,
     /// Credit stalls signalled upstream.
     pub stalls: u64,
+    /// The wide-area path behind the uplink and the far switch's ports to its nodes, when
+    /// their hops are computed here (see [`WanHop`]); `None`: packets go on as events.
+    far: Option<Box<WanHop>>,
 }
 
 impl Switch {
@@ -81,6 +119,7 @@ impl Switch {
             uplink: None,
             forwarded: 0,
             stalls: 0,
+            far: None,
         }
     }
 
@@ -107,6 +146,42 @@ impl Switch {
         self.uplink = Some(idx);
         idx as u16
     }
+
+    /// The far site's side of the uplink, computed when this switch forwards a packet onto
+    /// the uplink instead of by events (see [`WanHop`] for when this is exact).
+    pub fn set_far(&mut self, far: WanHop) {
+        self.far = Some(Box::new(far));
+    }
+
+    /// This switch's port-to-port latency, picoseconds, and buffer per output, bytes.
+    pub(crate) fn timing(&self) -> (Time, u64) {
+        (self.latency_ps, self.buffer_bytes)
+    }
+
+    /// The wide-area hop this switch computes, if any.
+    pub fn far(&self) -> Option<&WanHop> {
+        self.far.as_deref()
+    }
+
+    /// Nodes with a port on this switch.
+    pub fn nodes_served(&self) -> usize {
+        self.routes.iter().filter(|ports| ports.iter().any(Option::is_some)).count()
+    }
+
+    /// Copies of the ports towards nodes, and the routes to them (`routes[node][port]`
+    /// indexes into the copies): those ports as they stand, for a [`WanHop`] to serve.
+    pub(crate) fn node_ports(&self) -> (Vec<SwitchPort>, Vec<Vec<Option<usize>>>) {
+        let mut index = vec![None; self.ports.len()];
+        let mut ports = Vec::new();
+        for (i, p) in self.ports.iter().enumerate() {
+            if matches!(p.peer, Peer::Node { .. }) {
+                index[i] = Some(ports.len());
+                ports.push(p.clone());
+            }
+        }
+        let routes = self.routes.iter().map(|r| r.iter().map(|o| o.and_then(|i| index[i])).collect()).collect();
+        (ports, routes)
+    }
 }
 
 impl Component<Ev> for Switch {
@@ -115,32 +190,29 @@ impl Component<Ev> for Switch {
             unreachable!("only packets and credits reach a switch");
         };
         let now = ctx.now();
-        let out = self
-            .routes
-            .get(pkt.dst_node as usize)
-            .and_then(|ports| ports.get(pkt.dst_port as usize).copied().flatten())
+        let out = route(&self.routes, pkt.dst_node, pkt.dst_port)
             .or(self.uplink)
             .unwrap_or_else(|| panic!("switch: no route to node {} port {}", pkt.dst_node, pkt.dst_port));
         let port = &mut self.ports[out];
-        let (ser_out, buffer_ps) = port.shape(pkt.wire_bytes, pkt.count, self.buffer_bytes);
-        // Cut-through: the header leaves after the port-to-port latency if the output is
-        // free; the tail can never leave before it has arrived.
-        let start = (now + self.latency_ps).max(port.free).max((now + ser_ps).saturating_sub(ser_out));
-        port.free = start + ser_out;
-        port.busy_ps += ser_out;
+        let e = port.forward(now, ser_ps, pkt.wire_bytes, pkt.count, self.latency_ps, self.buffer_bytes);
         self.forwarded += 1;
         let prop = port.prop_ps;
-        // Credit-based link flow control: when more than the port buffer waits for this
-        // output, the sender on the input link gets no credit until it drains.
-        let backlog_end = port.free.saturating_sub(buffer_ps);
-        if backlog_end > now {
+        if let Some(until) = e.stall_until {
             if let Some(up) = self.ports.get(in_port as usize) {
                 let back = up.prop_ps;
                 self.stalls += 1;
                 match up.peer {
-                    Peer::Node { id, port } => ctx.send_at(id, now + back, Ev::Stall { port: port as u16, until: backlog_end }),
-                    Peer::Element { id, port } => ctx.send_at(id, now + back, Ev::Stall { port, until: backlog_end }),
+                    Peer::Node { id, port } => ctx.send_at(id, now + back, Ev::Stall { port: port as u16, until }),
+                    Peer::Element { id, port } => ctx.send_at(id, now + back, Ev::Stall { port, until }),
                 }
+            }
+        }
+        let (start, ser_out) = (e.start, e.ser_out);
+        if Some(out) == self.uplink {
+            if let Some(far) = self.far.as_mut() {
+                // The wide-area hop and the far switch, computed here (see `WanHop`).
+                far.carry(start + prop, ser_out, pkt, ctx);
+                return;
             }
         }
         let port = &self.ports[out];
@@ -149,4 +221,10 @@ impl Component<Ev> for Switch {
             Peer::Element { id, port } => ctx.send_at(id, start + prop, Ev::PktAtSwitch { in_port: port, ser_ps: ser_out, pkt }),
         }
     }
+}
+
+/// The output port towards adapter port `port` of node `node` in `routes[node][port]`.
+#[inline]
+pub(crate) fn route(routes: &[Vec<Option<usize>>], node: u32, port: u8) -> Option<usize> {
+    routes.get(node as usize).and_then(|ports| ports.get(port as usize).copied().flatten())
 }
