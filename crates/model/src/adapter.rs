@@ -10,6 +10,7 @@ use crate::hw::cqe::RxCqes;
 use crate::hw::doorbell::{inline_limit, post_path};
 use crate::hw::link::{LinkLayer, LinkSpec};
 use crate::hw::memo::Memo2;
+use crate::hw::switch::SharedSwitch;
 use crate::hw::wire_queue::{Cut, Next, WireQueue};
 use crate::profile::Profile;
 use crate::transport::packet::{ext_bytes, Kind, MsgMeta, Packet, Service, UlpKind};
@@ -196,7 +197,7 @@ pub struct Adapter {
     prof: Arc<Profile>,
     switch: ComponentId,
     /// Switch port of this adapter's port 0.
-    switch_port_base: u16,
+    pub switch_port_base: u16,
     /// The host bus.
     pub bus: Bus,
     tx_engine_free: Time,
@@ -229,6 +230,8 @@ pub struct Adapter {
     costs: CostsPs,
     /// Per port: propagation and remembered serialisation times of `links`.
     clocks: Vec<PortClock>,
+    /// The switch itself, where packets may be forwarded as they are sent.
+    shared_switch: Option<SharedSwitch>,
 }
 
 impl Adapter {
@@ -272,6 +275,7 @@ impl Adapter {
             inline_by_software,
             costs,
             clocks,
+            shared_switch: None,
         }
     }
 
@@ -564,7 +568,8 @@ impl Adapter {
                     let prop = self.clocks[port].prop_ps;
                     let end = c.depart + c.ser;
                     let packets = c.pkt.count;
-                    ctx.send_at(self.switch, c.depart + prop, Ev::PktAtSwitch { in_port: self.switch_port_base + port as u16, ser_ps: c.ser, pkt: c.pkt });
+                    // Trains leave in the order they were cut: in order of arrival.
+                    self.to_switch(port, c.depart + prop, c.ser, c.pkt, true, ctx);
                     // The slot frees when the train has left; that event looks at the queue.
                     ctx.send_at(ctx.me(), end, Ev::TxSlot { packets });
                     self.wire[port].woken_at(end);
@@ -611,7 +616,30 @@ impl Adapter {
             meta: MsgMeta { chan: 0, tag: 0, msg_id: 0, parts: 1, bytes: 0, notify: false, ulp: UlpKind::Raw },
         };
         self.stats.packets_sent += 1;
-        ctx.send_at(self.switch, depart + self.clocks[port].prop_ps, Ev::PktAtSwitch { in_port: self.switch_port_base + port as u16, ser_ps: ser, pkt });
+        // Trains still waiting to leave would reach the switch before the ACK.
+        let in_order = self.wire[port].is_empty();
+        self.to_switch(port, depart + self.clocks[port].prop_ps, ser, pkt, in_order, ctx);
+    }
+
+    /// Sends `pkt` from `port` to the switch, its first bit there at `at`: forwarded at once
+    /// where that is exact ([`crate::hw::switch::Switch::forward_at_send`]), else as an event.
+    fn to_switch(&mut self, port: usize, at: Time, ser: Time, pkt: Packet, in_order: bool, ctx: &mut Ctx<'_, Ev>) {
+        let in_port = self.switch_port_base + port as u16;
+        let pkt = match &self.shared_switch {
+            Some(sw) => {
+                let mut sw = sw.borrow_mut();
+                let Err(pkt) = sw.forward_at_send(in_port, at, ser, pkt, in_order, ctx) else { return };
+                sw.event_sent(in_port);
+                pkt
+            }
+            None => pkt,
+        };
+        ctx.send_at(self.switch, at, Ev::PktAtSwitch { in_port, ser_ps: ser, pkt });
+    }
+
+    /// Lets the send engine forward packets through `switch` as it sends them.
+    pub fn share_switch(&mut self, switch: SharedSwitch) {
+        self.shared_switch = Some(switch);
     }
 
     /// True when adapter port `port` runs Ethernet.
