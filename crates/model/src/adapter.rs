@@ -232,6 +232,8 @@ pub struct Adapter {
     clocks: Vec<PortClock>,
     /// The switch itself, where packets may be forwarded as they are sent.
     shared_switch: Option<SharedSwitch>,
+    /// Earliest time a stall computed ahead reaches a port (`Time::MAX`: none waits).
+    stalls_due: Time,
 }
 
 impl Adapter {
@@ -276,6 +278,7 @@ impl Adapter {
             costs,
             clocks,
             shared_switch: None,
+            stalls_due: Time::MAX,
         }
     }
 
@@ -628,13 +631,41 @@ impl Adapter {
         let pkt = match &self.shared_switch {
             Some(sw) => {
                 let mut sw = sw.borrow_mut();
-                let Err(pkt) = sw.forward_at_send(in_port, at, ser, pkt, in_order, ctx) else { return };
-                sw.event_sent(in_port);
-                pkt
+                match sw.forward_at_send(in_port, at, ser, pkt, in_order, ctx) {
+                    Ok(stall) => {
+                        if let Some((at, until)) = stall {
+                            self.wire[port].stall_at(at, until);
+                            self.stalls_due = self.stalls_due.min(at);
+                        }
+                        return;
+                    }
+                    Err(pkt) => {
+                        sw.event_sent(in_port);
+                        pkt
+                    }
+                }
             }
             None => pkt,
         };
         ctx.send_at(self.switch, at, Ev::PktAtSwitch { in_port, ser_ps: ser, pkt });
+    }
+
+    /// Puts in force the stalls computed ahead that reached their ports before `now`
+    /// ([`WireQueue::due_stall`]); called before every event of the node.
+    #[inline]
+    pub fn stalls_before(&mut self, now: Time) {
+        if now <= self.stalls_due {
+            return;
+        }
+        self.stalls_due = Time::MAX;
+        for port in 0..self.wire.len() {
+            while let Some(until) = self.wire[port].due_stall(now) {
+                self.stall(port as u16, until);
+            }
+            if let Some(at) = self.wire[port].next_stall_at() {
+                self.stalls_due = self.stalls_due.min(at);
+            }
+        }
     }
 
     /// Lets the send engine forward packets through `switch` as it sends them.

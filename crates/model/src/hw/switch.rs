@@ -235,7 +235,11 @@ impl Switch {
     /// packet back: the sender sends it as an event (and calls [`Switch::event_sent`]).
     /// What differs from the event is only when the packet's next event (and a stall) is
     /// put in the queue: at sending, not at `at`.
-    pub fn forward_at_send(&mut self, in_port: u16, at: Time, ser_ps: Time, pkt: Packet, in_order: bool, ctx: &mut Ctx<'_, Ev>) -> Result<(), Packet> {
+    ///
+    /// A credit stall for the sender is handed back too, `(when it reaches the sender,
+    /// until when)`, instead of being sent as an event: the sender puts it in force before
+    /// its first event after that time (see [`crate::hw::wire_queue::WireQueue::stall_at`]).
+    pub fn forward_at_send(&mut self, in_port: u16, at: Time, ser_ps: Time, pkt: Packet, in_order: bool, ctx: &mut Ctx<'_, Ev>) -> Result<Option<(Time, Time)>, Packet> {
         let i = in_port as usize;
         if !in_order || self.pending.get(i).is_none_or(|&n| n > 0) {
             return Err(pkt);
@@ -245,8 +249,7 @@ impl Switch {
             return Err(pkt);
         }
         self.forwarded_at_send += 1;
-        self.forward(at, in_port, out, ser_ps, pkt, ctx);
-        Ok(())
+        Ok(self.forward(at, in_port, out, ser_ps, pkt, true, ctx))
     }
 
     /// A packet of input `in_port` is on its way here as an event.
@@ -256,9 +259,12 @@ impl Switch {
         }
     }
 
-    /// Forwards `pkt`, whose first bit arrived on `in_port` at `now`, to output `out`.
+    /// Forwards `pkt`, whose first bit arrived on `in_port` at `now`, to output `out`. A
+    /// credit stall for a node on `in_port` is returned (`(when it reaches the node, until
+    /// when)`) if `return_stall`, else sent as an event.
     #[inline]
-    fn forward(&mut self, now: Time, in_port: u16, out: usize, ser_ps: Time, pkt: Packet, ctx: &mut Ctx<'_, Ev>) {
+    fn forward(&mut self, now: Time, in_port: u16, out: usize, ser_ps: Time, pkt: Packet, return_stall: bool, ctx: &mut Ctx<'_, Ev>) -> Option<(Time, Time)> {
+        let mut stall = None;
         let port = &mut self.ports[out];
         let e = port.forward(now, ser_ps, pkt.wire_bytes, pkt.count, self.latency_ps, self.buffer_bytes);
         self.forwarded += 1;
@@ -268,6 +274,7 @@ impl Switch {
                 let back = up.prop_ps;
                 self.stalls += 1;
                 match up.peer {
+                    Peer::Node { .. } if return_stall => stall = Some((now + back, until)),
                     Peer::Node { id, port } => ctx.send_at(id, now + back, Ev::Stall { port: port as u16, until }),
                     Peer::Element { id, port } => ctx.send_at(id, now + back, Ev::Stall { port, until }),
                 }
@@ -278,7 +285,7 @@ impl Switch {
             if let Some(far) = self.far.as_mut() {
                 // The wide-area hop and the far switch, computed here (see `WanHop`).
                 far.carry(start + prop, ser_out, pkt, ctx);
-                return;
+                return stall;
             }
         }
         let port = &self.ports[out];
@@ -286,6 +293,7 @@ impl Switch {
             Peer::Node { id, port } => ctx.send_at(id, start + ser_out + prop, Ev::PktAtNode { port, pkt }),
             Peer::Element { id, port } => ctx.send_at(id, start + prop, Ev::PktAtSwitch { in_port: port, ser_ps: ser_out, pkt }),
         }
+        stall
     }
 }
 
@@ -298,7 +306,7 @@ impl Component<Ev> for Switch {
             *n = n.saturating_sub(1);
         }
         let out = self.output(&pkt);
-        self.forward(ctx.now(), in_port, out, ser_ps, pkt, ctx);
+        self.forward(ctx.now(), in_port, out, ser_ps, pkt, false, ctx);
     }
 }
 
