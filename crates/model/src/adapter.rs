@@ -11,6 +11,7 @@ use crate::hw::doorbell::{inline_limit, post_path};
 use crate::hw::link::{LinkLayer, LinkSpec};
 use crate::hw::memo::Memo2;
 use crate::hw::switch::SharedSwitch;
+use crate::hw::switch_link::SwitchLink;
 use crate::hw::wire_queue::{Cut, Next, WireQueue};
 use crate::profile::Profile;
 use crate::transport::packet::{ext_bytes, Kind, MsgMeta, Packet, Service, UlpKind};
@@ -230,10 +231,8 @@ pub struct Adapter {
     costs: CostsPs,
     /// Per port: propagation and remembered serialisation times of `links`.
     clocks: Vec<PortClock>,
-    /// The switch itself, where packets may be forwarded as they are sent.
-    shared_switch: Option<SharedSwitch>,
-    /// Earliest time a stall computed ahead reaches a port (`Time::MAX`: none waits).
-    stalls_due: Time,
+    /// Sends packets to the switch (through it, where it is shared).
+    switch_link: SwitchLink,
 }
 
 impl Adapter {
@@ -277,8 +276,7 @@ impl Adapter {
             inline_by_software,
             costs,
             clocks,
-            shared_switch: None,
-            stalls_due: Time::MAX,
+            switch_link: SwitchLink::new(),
         }
     }
 
@@ -572,7 +570,7 @@ impl Adapter {
                     let end = c.depart + c.ser;
                     let packets = c.pkt.count;
                     // Trains leave in the order they were cut: in order of arrival.
-                    self.to_switch(port, c.depart + prop, c.ser, c.pkt, true, ctx);
+                    self.send_to_switch(port, c.depart + prop, c.ser, c.pkt, true, ctx);
                     // The slot frees when the train has left; that event looks at the queue.
                     ctx.send_at(ctx.me(), end, Ev::TxSlot { packets });
                     self.wire[port].woken_at(end);
@@ -621,56 +619,26 @@ impl Adapter {
         self.stats.packets_sent += 1;
         // Trains still waiting to leave would reach the switch before the ACK.
         let in_order = self.wire[port].is_empty();
-        self.to_switch(port, depart + self.clocks[port].prop_ps, ser, pkt, in_order, ctx);
+        self.send_to_switch(port, depart + self.clocks[port].prop_ps, ser, pkt, in_order, ctx);
     }
 
-    /// Sends `pkt` from `port` to the switch, its first bit there at `at`: forwarded at once
-    /// where that is exact ([`crate::hw::switch::Switch::forward_at_send`]), else as an event.
-    fn to_switch(&mut self, port: usize, at: Time, ser: Time, pkt: Packet, in_order: bool, ctx: &mut Ctx<'_, Ev>) {
-        let in_port = self.switch_port_base + port as u16;
-        let pkt = match &self.shared_switch {
-            Some(sw) => {
-                let mut sw = sw.borrow_mut();
-                match sw.forward_at_send(in_port, at, ser, pkt, in_order, ctx) {
-                    Ok(stall) => {
-                        if let Some((at, until)) = stall {
-                            self.wire[port].stall_at(at, until);
-                            self.stalls_due = self.stalls_due.min(at);
-                        }
-                        return;
-                    }
-                    Err(pkt) => {
-                        sw.event_sent(in_port);
-                        pkt
-                    }
-                }
-            }
-            None => pkt,
-        };
-        ctx.send_at(self.switch, at, Ev::PktAtSwitch { in_port, ser_ps: ser, pkt });
+    /// Sends `pkt` from `port` to the switch, its first bit there at `at` ([`SwitchLink`]).
+    fn send_to_switch(&mut self, port: usize, at: Time, ser: Time, pkt: Packet, in_order: bool, ctx: &mut Ctx<'_, Ev>) {
+        self.switch_link.send(self.switch, self.switch_port_base + port as u16, port, at, ser, pkt, in_order, ctx);
     }
 
-    /// Puts in force the stalls computed ahead that reached their ports before `now`
-    /// ([`WireQueue::due_stall`]); called before every event of the node.
+    /// Puts in force the stalls the switch handed back that reached their ports before
+    /// `now`; called before every event of the node.
     #[inline]
     pub fn stalls_before(&mut self, now: Time) {
-        if now <= self.stalls_due {
-            return;
-        }
-        self.stalls_due = Time::MAX;
-        for port in 0..self.wire.len() {
-            while let Some(until) = self.wire[port].due_stall(now) {
-                self.stall(port as u16, until);
-            }
-            if let Some(at) = self.wire[port].next_stall_at() {
-                self.stalls_due = self.stalls_due.min(at);
-            }
+        while let Some((port, until)) = self.switch_link.due_stall(now) {
+            self.stall(port, until);
         }
     }
 
     /// Lets the send engine forward packets through `switch` as it sends them.
     pub fn share_switch(&mut self, switch: SharedSwitch) {
-        self.shared_switch = Some(switch);
+        self.switch_link.share(switch);
     }
 
     /// True when adapter port `port` runs Ethernet.

@@ -263,6 +263,7 @@ impl Switch {
     /// credit stall for a node on `in_port` is returned (`(when it reaches the node, until
     /// when)`) if `return_stall`, else sent as an event.
     #[inline]
+    #[allow(clippy::too_many_arguments)]
     fn forward(&mut self, now: Time, in_port: u16, out: usize, ser_ps: Time, pkt: Packet, return_stall: bool, ctx: &mut Ctx<'_, Ev>) -> Option<(Time, Time)> {
         let mut stall = None;
         let port = &mut self.ports[out];

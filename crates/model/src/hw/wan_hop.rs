@@ -134,10 +134,14 @@ mod tests {
         LinkSpec { lane_gbps, lanes: 4, code: LineCode::B8B10, mtu_bytes: 2048, framing_bytes: 8, cable_m, prop_ns_per_m: 5.0, layer: LinkLayer::InfiniBand }
     }
 
+    /// The far node's arrivals `(time, psn)`, the path's serialiser `(free at, packets)`,
+    /// the events taken, and the far stalls signalled (inline only).
+    type Run = (Vec<(Time, u64)>, (Time, u64), u64, u64);
+
     /// Node 0 on switch 0 sends `trains` (time, packets) of 2 KiB packets to node 1 on
     /// switch 1 over `miles`, the far node's link at `far_gbps` per lane: the far node's
     /// arrivals, the events taken, and the far stalls signalled (inline only).
-    fn run(inline: bool, miles: f64, far_gbps: f64, trains: &[(Time, u32)]) -> (Vec<(Time, u64)>, (Time, u64), u64, u64) {
+    fn run(inline: bool, miles: f64, far_gbps: f64, trains: &[(Time, u32)]) -> Run {
         let sw_spec = SwitchSpec { port_latency_ns: 200.0, buffer_bytes: 8192 };
         let wan = WanSpec { ib_lane_gbps: 5.0, ib_lanes: 4, ib_code: LineCode::B8B10, sonet_payload_gbps: 9.584, encap_bytes: 8, extender_latency_ns: 1000.0, delay_us_per_mile: 9.38 };
         let mut sim: Simulation<Ev> = Simulation::new();

@@ -37,9 +37,6 @@ pub struct WireQueue {
     /// Longest time after a departure that a stall for it can arrive: the link's
     /// propagation there and back.
     guard: Time,
-    /// Stalls the switch computed as the packets were sent, not yet in force: `(when it
-    /// reaches the port, until when)`, in time order.
-    stalls: VecDeque<(Time, Time)>,
 }
 
 /// What the queue wants at `now`.
@@ -57,34 +54,6 @@ impl WireQueue {
     /// An empty queue for a port whose stalls arrive within `guard` of a departure.
     pub fn new(guard: Time) -> Self {
         WireQueue { guard, ..Default::default() }
-    }
-
-    /// A stall until `until` reaches the port at `at` (computed ahead by the switch): put
-    /// in force, as its event would be, before the port's first event after `at` (see
-    /// [`WireQueue::due_stall`]).
-    pub fn stall_at(&mut self, at: Time, until: Time) {
-        debug_assert!(self.stalls.back().is_none_or(|&(t, _)| t <= at));
-        self.stalls.push_back((at, until));
-    }
-
-    /// The next stall in force before an event at `now`, if any (taken off the list): one
-    /// that reached the port before `now`. One that reaches it at `now` is in force only
-    /// after the events of that time (the switch sent its event after they were
-    /// scheduled, except those scheduled within a link's propagation of that time).
-    #[inline]
-    pub fn due_stall(&mut self, now: Time) -> Option<Time> {
-        match self.stalls.front() {
-            Some(&(at, until)) if at < now => {
-                self.stalls.pop_front();
-                Some(until)
-            }
-            _ => None,
-        }
-    }
-
-    /// When the next stall computed ahead reaches the port, if one waits.
-    pub fn next_stall_at(&self) -> Option<Time> {
-        self.stalls.front().map(|&(at, _)| at)
     }
 
     /// No train waits to leave.
@@ -174,19 +143,5 @@ mod tests {
         let Next::Leave(c) = q.next(35) else { panic!() };
         assert_eq!(c.depart, 40);
         assert!(matches!(q.next(40), Next::Idle));
-    }
-
-    #[test]
-    fn a_stall_computed_ahead_is_in_force_only_for_events_after_it_reaches_the_port() {
-        let mut q = WireQueue::new(2);
-        q.stall_at(10, 50);
-        q.stall_at(12, 60);
-        assert_eq!(q.next_stall_at(), Some(10));
-        assert_eq!(q.due_stall(10), None, "the events at its own time come first");
-        assert_eq!(q.due_stall(11), Some(50));
-        assert_eq!(q.due_stall(11), None);
-        assert_eq!(q.next_stall_at(), Some(12));
-        assert_eq!(q.due_stall(30), Some(60));
-        assert_eq!(q.next_stall_at(), None);
     }
 }
