@@ -10,6 +10,8 @@ use crate::hw::cqe::RxCqes;
 use crate::hw::doorbell::{inline_limit, post_path};
 use crate::hw::link::{LinkLayer, LinkSpec};
 use crate::hw::memo::Memo2;
+use crate::hw::switch::SharedSwitch;
+use crate::hw::switch_link::SwitchLink;
 use crate::hw::wire_queue::{Cut, Next, WireQueue};
 use crate::profile::Profile;
 use crate::transport::packet::{ext_bytes, Kind, MsgMeta, Packet, Service, UlpKind};
@@ -201,7 +203,7 @@ pub struct Adapter {
     prof: Arc<Profile>,
     switch: ComponentId,
     /// Switch port of this adapter's port 0.
-    switch_port_base: u16,
+    pub switch_port_base: u16,
     /// The host bus.
     pub bus: Bus,
     tx_engine_free: Time,
@@ -238,6 +240,8 @@ pub struct Adapter {
     costs: CostsPs,
     /// Per port: propagation and remembered serialisation times of `links`.
     clocks: Vec<PortClock>,
+    /// Sends packets to the switch (through it, where it is shared).
+    switch_link: SwitchLink,
 }
 
 impl Adapter {
@@ -282,6 +286,7 @@ impl Adapter {
             inline_by_software,
             costs,
             clocks,
+            switch_link: SwitchLink::new(),
         }
     }
 
@@ -611,7 +616,8 @@ impl Adapter {
                     let prop = self.clocks[port].prop_ps;
                     let end = c.depart + c.ser;
                     let packets = c.pkt.count;
-                    ctx.send_at(self.switch, c.depart + prop, Ev::PktAtSwitch { in_port: self.switch_port_base + port as u16, ser_ps: c.ser, pkt: c.pkt });
+                    // Trains leave in the order they were cut: in order of arrival.
+                    self.send_to_switch(port, c.depart + prop, c.ser, c.pkt, true, ctx);
                     // The slot frees when the train has left; that event looks at the queue.
                     ctx.send_at(ctx.me(), end, Ev::TxSlot { packets });
                     self.wire[port].woken_at(end);
@@ -658,7 +664,28 @@ impl Adapter {
             meta: MsgMeta { chan: 0, tag: 0, msg_id: 0, parts: 1, bytes: 0, notify: false, ulp: UlpKind::Raw },
         };
         self.stats.packets_sent += 1;
-        ctx.send_at(self.switch, depart + self.clocks[port].prop_ps, Ev::PktAtSwitch { in_port: self.switch_port_base + port as u16, ser_ps: ser, pkt });
+        // Trains still waiting to leave would reach the switch before the ACK.
+        let in_order = self.wire[port].is_empty();
+        self.send_to_switch(port, depart + self.clocks[port].prop_ps, ser, pkt, in_order, ctx);
+    }
+
+    /// Sends `pkt` from `port` to the switch, its first bit there at `at` ([`SwitchLink`]).
+    fn send_to_switch(&mut self, port: usize, at: Time, ser: Time, pkt: Packet, in_order: bool, ctx: &mut Ctx<'_, Ev>) {
+        self.switch_link.send(self.switch, self.switch_port_base + port as u16, port, at, ser, pkt, in_order, ctx);
+    }
+
+    /// Puts in force the stalls the switch handed back that reached their ports before
+    /// `now`; called before every event of the node.
+    #[inline]
+    pub fn stalls_before(&mut self, now: Time) {
+        while let Some((port, until)) = self.switch_link.due_stall(now) {
+            self.stall(port, until);
+        }
+    }
+
+    /// Lets the send engine forward packets through `switch` as it sends them.
+    pub fn share_switch(&mut self, switch: SharedSwitch) {
+        self.switch_link.share(switch);
     }
 
     /// True when adapter port `port` runs Ethernet.

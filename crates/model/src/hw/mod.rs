@@ -12,6 +12,8 @@ pub mod link;
 pub mod memo;
 pub mod memory;
 pub mod switch;
+pub mod switch_link;
 pub mod switch_spec;
+pub mod wan_hop;
 pub mod wan_spec;
 pub mod wire_queue;

@@ -56,6 +56,11 @@ impl WireQueue {
         WireQueue { guard, ..Default::default() }
     }
 
+    /// No train waits to leave.
+    pub fn is_empty(&self) -> bool {
+        self.cuts.is_empty()
+    }
+
     /// Queues a train behind the others.
     pub fn push(&mut self, cut: Cut) {
         debug_assert!(self.cuts.back().is_none_or(|b| b.depart + b.ser <= cut.depart));

@@ -7,8 +7,11 @@ use crate::adapter::PortUse;
 use crate::event::Ev;
 use crate::fileio::FileIo;
 use crate::hw::cpu::Cores;
-use crate::hw::extender::WanPath;
-use crate::hw::switch::Switch;
+use crate::hw::extender::{SonetDir, WanPath};
+use crate::hw::wan_hop::WanHop;
+use crate::hw::switch::{SharedSwitch, Switch, SwitchComponent};
+use std::cell::RefCell;
+use std::rc::Rc;
 use crate::node::{ChanUlp, Node};
 use crate::transport::packet::Service;
 use crate::ulp::mpi::{MpiDesign, MpiEnd};
@@ -23,8 +26,26 @@ pub(super) struct Fabric {
     pub nodes: Vec<ComponentId>,
 }
 
+/// How a packet crosses the switches and the wide-area path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum WanHops {
+    /// Computed ahead wherever that gives the hop-by-hop times: a switch forwards a packet
+    /// as its adapter sends it ([`Switch::forward_at_send`]), the near switch computes the
+    /// path and the far switch ([`WanHop`]).
+    Inline,
+    /// Every hop its own event: the switch, the path, the far switch (the reference the
+    /// inline hops are tested against).
+    #[cfg_attr(not(test), allow(dead_code))]
+    Events,
+}
+
 /// Builds `s` for the pattern point `spec` (already validated).
 pub(super) fn build(s: &Scenario, spec: &PatternSpec) -> Fabric {
+    build_with(s, spec, WanHops::Inline)
+}
+
+/// Builds `s` for the pattern point `spec` (already validated), the wide-area hops as `hops`.
+pub(super) fn build_with(s: &Scenario, spec: &PatternSpec, hops: WanHops) -> Fabric {
         let prof = s.profile.clone();
         let links = s.port_links();
         let ports = prof.adapter.ports;
@@ -67,7 +88,23 @@ pub(super) fn build(s: &Scenario, spec: &PatternSpec) -> Fabric {
             let link = w.ib_link(&prof.link);
             let a = switches[0].add_uplink(wan_id, 0, &link);
             let b = switches[1].add_uplink(wan_id, 1, &link);
-            Some(WanPath::new(w, miles, (sw(0), a), (sw(1), b)))
+            // One node per site: a far switch's ports to its node are fed by its uplink alone.
+            let one_node_per_site = switches.iter().all(|x| x.nodes_served() == 1);
+            let inline = (hops == WanHops::Inline && one_node_per_site).then(|| {
+                let far_of = |near: &Switch, far: &Switch| {
+                    let (ports, routes) = far.node_ports();
+                    WanHop::new(SonetDir::new(w, miles), near.timing().0, far.timing(), ports, routes, link.prop_ps())
+                };
+                (far_of(&switches[0], &switches[1]), far_of(&switches[1], &switches[0]))
+            });
+            match inline {
+                Some((Some(ab), Some(ba))) => {
+                    switches[0].set_far(ab);
+                    switches[1].set_far(ba);
+                    None
+                }
+                _ => Some(WanPath::new(w, miles, (sw(0), a), (sw(1), b))),
+            }
         } else {
             None
         };
@@ -172,11 +209,29 @@ pub(super) fn build(s: &Scenario, spec: &PatternSpec) -> Fabric {
                 nodes[resp].host.add_program(rp, Program::new(*spec, Role::Responder, chan));
             }
         }
-        for n in nodes {
-            sim.add(n);
-        }
-        for s in switches {
-            sim.add(s);
+        if hops == WanHops::Inline {
+            // Which input feeds which output: every queue pair's route from its port.
+            for (i, n) in nodes.iter().enumerate() {
+                let swi = &mut switches[(switch_of[i].0 - n_nodes) as usize];
+                let feeds: Vec<(u16, usize)> =
+                    n.adapter.qps.iter().map(|q| (n.adapter.switch_port_base + q.port as u16, swi.output_to(q.remote_node, q.remote_port))).collect();
+                swi.add_feeds(feeds);
+            }
+            let shared: Vec<SharedSwitch> = switches.into_iter().map(|x| Rc::new(RefCell::new(x))).collect();
+            for (i, mut n) in nodes.into_iter().enumerate() {
+                n.adapter.share_switch(shared[(switch_of[i].0 - n_nodes) as usize].clone());
+                sim.add(n);
+            }
+            for x in shared {
+                sim.add(SwitchComponent(x));
+            }
+        } else {
+            for n in nodes {
+                sim.add(n);
+            }
+            for s in switches {
+                sim.add(s);
+            }
         }
         if let Some(w) = wan {
             sim.add(w);
@@ -185,4 +240,80 @@ pub(super) fn build(s: &Scenario, spec: &PatternSpec) -> Fabric {
             sim.schedule(id, 0, Ev::Start);
         }
         Fabric { sim, nodes: node_ids }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::profile::Profile;
+    use crate::scenario::reduce::{reduce, Point};
+    use crate::scenario::Topology;
+    use interlab_kernel::Time;
+    use interlab_patterns::{Op, PatternKind};
+    use std::sync::Arc;
+
+    fn run(s: &Scenario, spec: &PatternSpec, hops: WanHops) -> Point {
+        s.validate(spec).expect("valid");
+        let mut f = build_with(s, spec, hops);
+        let stats = f.sim.run_bounded(Time::MAX, s.max_events);
+        reduce(s, spec, &f, stats).expect("point")
+    }
+
+    /// Every figure of a point but its event count.
+    fn figures(p: &Point) -> String {
+        format!("{} {} {:?} {} {} {} {} {:?}", p.value, p.unit, p.summary, p.sim_time_ps, p.bytes_sent, p.bytes_received, p.server_cpu_percent, p.by_stack)
+    }
+
+    #[test]
+    fn wide_area_points_are_the_same_with_the_far_hops_computed_inline_in_fewer_events() {
+        let p = Arc::new(Profile::load("woodcrest-infinihost-longbow").expect("profile"));
+        let mut checked = 0;
+        for miles in [0.0, 1400.0] {
+            let base = Scenario { topology: Topology::Wan { miles }, ..Scenario::new(p.clone(), Service::Rc, Ports::One, 1) };
+            let cases = [
+                (base.clone(), PatternKind::Latency, Op::Send, 4, 1),
+                (base.clone(), PatternKind::BiBandwidth, Op::RdmaWrite, 65536, 16),
+                (Scenario { service: Service::Ud, ..base.clone() }, PatternKind::Bandwidth, Op::Send, 2048, 64),
+                (Scenario { service: Service::Uc, procs_per_node: 2, ..base.clone() }, PatternKind::BiPipelined, Op::Send, 1 << 18, 8),
+                (Scenario { mpi: Some(MpiDesign::Ud), ..base.clone() }, PatternKind::BiBandwidth, Op::Send, 1 << 20, 4),
+                (Scenario { mpi: Some(MpiDesign::Rc), ..base.clone() }, PatternKind::Bandwidth, Op::Send, 1 << 16, 16),
+                (Scenario { trains: false, ..base.clone() }, PatternKind::Pipelined, Op::RdmaRead, 1 << 16, 16),
+            ];
+            for (s, kind, op, size, window) in cases {
+                let spec = PatternSpec { kind, op, size, window, warmup: 2, iterations: 6 };
+                let (hops, inline) = (run(&s, &spec, WanHops::Events), run(&s, &spec, WanHops::Inline));
+                assert_eq!(figures(&inline), figures(&hops), "{miles} miles, {kind:?} {op:?} {size} bytes, {:?}", s.mpi);
+                assert!(inline.events < hops.events, "{} events inline against {} hop by hop", inline.events, hops.events);
+                checked += 1;
+            }
+        }
+        assert_eq!(checked, 14);
+    }
+
+    #[test]
+    fn lan_points_are_the_same_with_packets_forwarded_as_they_are_sent_in_fewer_events() {
+        use crate::ulp::sock::{SockKind, SockStack};
+        let p = Arc::new(Profile::load("r805-connectx-ddr").expect("profile"));
+        let base = Scenario::new(p.clone(), Service::Rc, Ports::One, 1);
+        let sock = |kind| Scenario { sock: Some(SockStack::new(kind)), ..base.clone() };
+        // (scenario, pattern, op, bytes, window): with several clients the server's port is
+        // fed by several inputs, so the packets to it stay events (those to the clients not).
+        let cases = [
+            (base.clone(), PatternKind::Latency, Op::RdmaWrite, 8, 1),
+            (base.clone(), PatternKind::BiBandwidth, Op::Send, 65536, 16),
+            (Scenario { ports: Ports::Stripe { threshold: 16384 }, ..base.clone() }, PatternKind::BiPipelined, Op::RdmaWrite, 1 << 20, 4),
+            (Scenario { ports: Ports::Bind, procs_per_node: 2, ..base.clone() }, PatternKind::Bandwidth, Op::Send, 1 << 16, 8),
+            (Scenario { trains: false, ..base.clone() }, PatternKind::Pipelined, Op::RdmaRead, 1 << 16, 16),
+            (sock(SockKind::IpoibUd), PatternKind::BiBandwidth, Op::Send, 1 << 16, 8),
+            (sock(SockKind::Eth), PatternKind::Bandwidth, Op::Send, 1 << 16, 8),
+            (sock(SockKind::Sdp), PatternKind::Latency, Op::Send, 1 << 14, 1),
+            (Scenario { clients: 3, ..base.clone() }, PatternKind::Bandwidth, Op::Send, 1 << 16, 8),
+        ];
+        for (s, kind, op, size, window) in cases {
+            let spec = PatternSpec { kind, op, size, window, warmup: 2, iterations: 6 };
+            let (hops, inline) = (run(&s, &spec, WanHops::Events), run(&s, &spec, WanHops::Inline));
+            assert_eq!(figures(&inline), figures(&hops), "{kind:?} {op:?} {size} bytes, {:?} {:?} {} clients", s.ports, s.sock, s.clients);
+            assert!(inline.events < hops.events, "{} events inline against {} hop by hop", inline.events, hops.events);
+        }
+    }
 }
