@@ -3,22 +3,22 @@
 //! Every event is scheduled no earlier than the last one popped (the run loop clamps to
 //! `now`), and sequence numbers only grow, so the keys popped never decrease. The queue
 //! exploits that: it keeps a reference time `cur` (the last popped time) and files each
-//! pending event by the highest 6-bit digit in which its time differs from `cur` (its
-//! *level*) and that digit's value (its *bucket*): 11 levels of 64 buckets, a 64-bit mask
-//! of non-empty buckets per level and one of non-empty levels. A push is a XOR, a
-//! leading-zero count and an append to a list. A pop takes the front of the lowest
-//! non-empty bucket of level 0, where every event of a bucket has the same time; when
-//! level 0 is empty, the lowest non-empty bucket of the lowest non-empty level is spread
+//! pending event by the highest 8-bit digit in which its time differs from `cur` (its
+//! *level*) and that digit's value (its *bucket*): 8 levels of 256 buckets, one bit per
+//! bucket in 32 mask words, and one word marking the non-empty mask words. Buckets are
+//! numbered level by level, so the lowest set bit is the lowest bucket of the lowest level.
+//! A push is a XOR, a leading-zero count and an append to a list. A pop takes the front
+//! of the lowest bucket if it is at level 0, where every event of a bucket has the same
+//! time; a bucket of a higher level is popped at once if it holds one event, else spread
 //! over the levels below it (an event moves down at most once per level; in the hold model
-//! of `bench kernel` about twice in all), or popped at once if it is alone there. No
-//! comparison of keys decides the order: the digits do, and ties the order of appends (see
-//! [`EventQueue`]).
+//! of `bench kernel` about once in all). No comparison of keys decides the order: the
+//! digits do, and ties the order of appends (see [`EventQueue`]).
 //!
-//! A bucket is a singly linked list through per-slot nodes (time, next slot, the caller's
-//! tag: 16 bytes), so moving an event between buckets rewrites two 4-byte links and copies
-//! nothing; everything per event sits in arrays indexed by its slot, dense while few
-//! events are pending. Payloads live in a slab beside them (the model's events are 128
-//! bytes).
+//! A bucket is a singly linked list through per-event nodes (`next`, with each bucket's
+//! own node first, so an append has no branch), so moving an event between buckets
+//! rewrites two 4-byte links and copies nothing; everything per event sits in arrays
+//! indexed by its slot, dense while few events are pending. Payloads live in a slab beside
+//! them (the model's events are 128 bytes).
 
 use crate::Time;
 
@@ -87,7 +87,7 @@ pub struct EventQueue<E> {
     /// time once a pop has returned.
     cur: Time,
     /// Per bucket, its last node (its own node when empty).
-    tails: Vec<u32>,
+    tails: Box<[u32; BUCKETS]>,
     /// Bit `b % 64` of word `b / 64` set when bucket `b` holds a pending event. Buckets are
     /// numbered level by level, so the lowest set bit is the lowest bucket of the lowest
     /// level.
@@ -120,7 +120,7 @@ impl<E> EventQueue<E> {
     pub fn new() -> Self {
         EventQueue {
             cur: 0,
-            tails: (0..BUCKETS as u32).collect(),
+            tails: Box::new(std::array::from_fn(|b| b as u32)),
             masks: [0; WORDS],
             words: 0,
             next: vec![0; BUCKETS],
