@@ -43,8 +43,6 @@ const BUCKETS: usize = LEVELS * FANOUT;
 /// non-empty ones.
 const WORDS: usize = BUCKETS / 64;
 const _: () = assert!(FANOUT % 64 == 0 && WORDS <= 32);
-/// The bits of [`EventQueue::words`] of level 0's buckets.
-const FANOUT_WORDS_0: u32 = (1 << (FANOUT / 64)) - 1;
 
 /// At most this many events pending at once (node indices are `u32`).
 const MAX_SLOTS: usize = u32::MAX as usize - BUCKETS;
@@ -322,14 +320,14 @@ impl<E> EventQueue<E> {
     }
 
     /// Asks the CPU to start loading the payload of the likely next event (the front of
-    /// level 0's lowest bucket, if any: the next to pop unless the handler about to run
-    /// schedules an earlier one) while that handler runs. In runs with thousands of
-    /// pending events the payload slab is megabytes and the load at the next pop otherwise
-    /// misses the caches. A hint only: it changes no state and no result. Skipped while the
-    /// slab is small enough to stay in the core's caches.
+    /// the lowest bucket: the next to pop if the bucket is at level 0 or alone at its
+    /// level, unless the handler about to run schedules an earlier one) while that handler
+    /// runs. In runs with thousands of pending events the payload slab is megabytes and the
+    /// load at the next pop otherwise misses the caches. A hint only: it changes no state
+    /// and no result. Skipped while the slab is small enough to stay in the core's caches.
     #[inline(always)]
     fn prefetch_next(&self) {
-        if self.words & FANOUT_WORDS_0 == 0 || self.slab.len() * std::mem::size_of::<Option<E>>() < PREFETCH_FROM_BYTES {
+        if self.words == 0 || self.slab.len() * std::mem::size_of::<Option<E>>() < PREFETCH_FROM_BYTES {
             return;
         }
         let w = self.words.trailing_zeros() as usize;
