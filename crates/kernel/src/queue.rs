@@ -42,7 +42,7 @@ const BUCKETS: usize = LEVELS * FANOUT;
 /// Words of the bucket mask (one bit per bucket), at most 32 so that one `u32` marks the
 /// non-empty ones.
 const WORDS: usize = BUCKETS / 64;
-const _: () = assert!(FANOUT % 64 == 0 && WORDS <= 32);
+const _: () = assert!(FANOUT.is_multiple_of(64) && WORDS <= 32);
 
 /// At most this many events pending at once (node indices are `u32`).
 const MAX_SLOTS: usize = u32::MAX as usize - BUCKETS;
