@@ -1,12 +1,7 @@
 //! Components, addressing and the run loop.
 
-use crate::queue::NO_LANE;
 use crate::{EventQueue, Time};
 use std::any::Any;
-
-/// Most lanes of the event queue the run loop uses: one per (sender, destination) pair
-/// while there are at most 256 components; beyond, events go to the heap on their own.
-const MAX_LANES: usize = 1 << 16;
 
 /// Address of a component inside one [`Simulation`]: an index, so components never hold
 /// pointers to each other.
@@ -25,8 +20,6 @@ pub struct Ctx<'a, M> {
     me: ComponentId,
     queue: &'a mut EventQueue<M>,
     stop: &'a mut bool,
-    /// Components, if lanes are used (see [`Ctx::lane`]); 0 if not.
-    lanes: u32,
 }
 
 impl<M> Ctx<'_, M> {
@@ -40,28 +33,14 @@ impl<M> Ctx<'_, M> {
         self.me
     }
 
-    /// The queue lane of messages from this component to `to`: what one component sends
-    /// another mostly comes in time order (a wire, a port), which the queue takes in
-    /// constant time. A lane never changes the order of delivery.
-    #[inline(always)]
-    fn lane(&self, to: ComponentId) -> u32 {
-        if self.lanes == 0 {
-            NO_LANE
-        } else {
-            self.me.0 * self.lanes + to.0
-        }
-    }
-
     /// Delivers `msg` to `to` after `delay` picoseconds (0 = later at the same instant).
     pub fn send(&mut self, to: ComponentId, delay: Time, msg: M) {
-        let lane = self.lane(to);
-        self.queue.push_tagged(self.now + delay, to.0, lane, msg);
+        self.queue.push_tagged(self.now + delay, to.0, msg);
     }
 
     /// Delivers `msg` to `to` at absolute time `at` (clamped to now: time never runs back).
     pub fn send_at(&mut self, to: ComponentId, at: Time, msg: M) {
-        let lane = self.lane(to);
-        self.queue.push_tagged(at.max(self.now), to.0, lane, msg);
+        self.queue.push_tagged(at.max(self.now), to.0, msg);
     }
 
     /// Delivers `msg` to the running component itself after `delay` picoseconds.
@@ -124,7 +103,7 @@ impl<M: 'static> Simulation<M> {
 
     /// Schedules `msg` for `to` at absolute time `at` picoseconds.
     pub fn schedule(&mut self, to: ComponentId, at: Time, msg: M) {
-        self.queue.push_tagged(at.max(self.now), to.0, NO_LANE, msg);
+        self.queue.push_tagged(at.max(self.now), to.0, msg);
     }
 
     /// Current simulated time, picoseconds.
@@ -154,8 +133,6 @@ impl<M: 'static> Simulation<M> {
     pub fn run_bounded(&mut self, until: Time, max_events: u64) -> RunStats {
         let mut stop = false;
         let limit = self.events.saturating_add(max_events);
-        let n = self.components.len();
-        let lanes = if n * n <= MAX_LANES { n as u32 } else { 0 };
         while !stop && self.events < limit {
             // The earliest event if it is due by `until`; a later one stays queued untouched.
             let Some((time, slot)) = self.queue.pop_until(until) else { break };
@@ -165,7 +142,7 @@ impl<M: 'static> Simulation<M> {
             self.now = time;
             self.events += 1;
             let comp = &mut self.components[to.0 as usize];
-            let mut ctx = Ctx { now: self.now, me: to, queue: &mut self.queue, stop: &mut stop, lanes };
+            let mut ctx = Ctx { now: self.now, me: to, queue: &mut self.queue, stop: &mut stop };
             comp.handle(msg, &mut ctx);
         }
         RunStats { events: self.events, end_time: self.now }
