@@ -209,23 +209,29 @@ impl Workload for OneWay {
     }
 }
 
+/// A client tier and a web tier of 4 cores each, joined by one link of `cost`: `browsers`
+/// browsers started within 1 ms, measured for `measure_s` seconds with no warm-up, drained.
+fn client_web_cfg(cost: Arc<NetCost>, browsers: u32, measure_s: f64) -> Config {
+    Config {
+        tiers: vec![TierCfg { name: "client".into(), cores: 4, shared: false }, TierCfg { name: "web".into(), cores: 4, shared: false }],
+        host_cores: 0,
+        links: vec![LinkCfg { name: "l".into(), from: 0, to: 1, cost, pool: 0 }],
+        browsers,
+        seed: 1,
+        start_spread: workload::secs(0.001),
+        warmup: 0,
+        measure: workload::secs(measure_s),
+        drain: true,
+        max_events: 1_000_000,
+    }
+}
+
 #[test]
 fn a_message_costs_its_sender_the_send_side_and_its_receiver_the_receive_side() {
     // Sending costs 10 us, receiving 30 us (any size); latency 100 us.
     let cost = Arc::new(NetCost::from_split_points(Protocol::IpoibUd, &[(1, 100.0, 10.0, 30.0), (1 << 20, 100.0, 10.0, 30.0)], 50.0, None));
     for up in [true, false] {
-        let cfg = Config {
-            tiers: vec![TierCfg { name: "client".into(), cores: 4, shared: false }, TierCfg { name: "web".into(), cores: 4, shared: false }],
-            host_cores: 0,
-            links: vec![LinkCfg { name: "l".into(), from: 0, to: 1, cost: cost.clone(), pool: 0 }],
-            browsers: 2,
-            seed: 1,
-            start_spread: workload::secs(0.001),
-            warmup: 0,
-            measure: workload::secs(0.5),
-            drain: true,
-            max_events: 1_000_000,
-        };
+        let cfg = client_web_cfg(cost.clone(), 2, 0.5);
         let o = engine::run(&cfg, Box::new(OneWay { bytes: 65536, up })).unwrap();
         let n = o.messages as f64;
         assert!(n > 50.0, "{n}");
@@ -237,18 +243,7 @@ fn a_message_costs_its_sender_the_send_side_and_its_receiver_the_receive_side() 
     }
     // Every microsecond either end spent is the network stack's.
     let cfg_net = |o: &Outcome| (o.tier_net_busy_s[0] - o.tier_busy_s[0]).abs() < 1e-12 && (o.tier_net_busy_s[1] - o.tier_busy_s[1]).abs() < 1e-12;
-    let cfg = Config {
-        tiers: vec![TierCfg { name: "client".into(), cores: 4, shared: false }, TierCfg { name: "web".into(), cores: 4, shared: false }],
-        host_cores: 0,
-        links: vec![LinkCfg { name: "l".into(), from: 0, to: 1, cost, pool: 0 }],
-        browsers: 2,
-        seed: 1,
-        start_spread: workload::secs(0.001),
-        warmup: 0,
-        measure: workload::secs(0.2),
-        drain: true,
-        max_events: 1_000_000,
-    };
+    let cfg = client_web_cfg(cost, 2, 0.2);
     assert!(cfg_net(&engine::run(&cfg, Box::new(OneWay { bytes: 4096, up: true })).unwrap()));
 }
 
@@ -360,18 +355,7 @@ impl Workload for Nested {
 fn forked_programs_run_in_parallel_and_the_request_goes_on_when_all_are_done() {
     // Sending costs 10 us, receiving 30 us; latency 100 us.
     let cost = Arc::new(NetCost::from_split_points(Protocol::IpoibUd, &[(1, 100.0, 10.0, 30.0), (1 << 20, 100.0, 10.0, 30.0)], 50.0, None));
-    let cfg = Config {
-        tiers: vec![TierCfg { name: "client".into(), cores: 4, shared: false }, TierCfg { name: "web".into(), cores: 4, shared: false }],
-        host_cores: 0,
-        links: vec![LinkCfg { name: "l".into(), from: 0, to: 1, cost, pool: 0 }],
-        browsers: 1,
-        seed: 1,
-        start_spread: workload::secs(0.001),
-        warmup: 0,
-        measure: workload::secs(0.5),
-        drain: true,
-        max_events: 1_000_000,
-    };
+    let cfg = client_web_cfg(cost, 1, 0.5);
     let o = engine::run(&cfg, Box::new(Nested)).unwrap();
     assert!(o.completed > 40 && o.completed == o.issued, "{} of {}", o.completed, o.issued);
     // The request arrives after 100 us; the forks take max(10 + 5, 20) us; the response 100 us.
