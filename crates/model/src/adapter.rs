@@ -441,9 +441,8 @@ impl Adapter {
         let n = self.qps.len();
         let depth = depth as u64;
         // Verbs traffic waits for room for a whole train: partial trains would only fragment
-        // the pipeline. A socket channel's datagrams go as soon as one packet has room, in
-        // a train cut to the room there is, as they would packet by packet (see
-        // [`Adapter::sock_datagrams`]).
+        // the pipeline. A socket channel's datagrams go as soon as one packet has room, as
+        // they would packet by packet (see [`Adapter::sock_datagrams`]).
         while (self.tx_inflight as u64) < depth {
             // Round robin from `rr`, wrapping without a division per step.
             let mut q = self.rr.min(n);
@@ -459,20 +458,21 @@ impl Adapter {
                 q += 1;
             }
             let Some(q) = found else { break };
-            let room = depth - self.tx_inflight as u64;
-            if room < self.train_max && !self.sock_datagrams(q) {
+            if self.tx_inflight as u64 + self.train_max > depth && !self.sock_datagrams(q) {
                 break;
             }
             self.rr = if q + 1 == n { 0 } else { q + 1 };
-            self.send_one(q, room, ctx);
+            self.send_one(q, ctx);
         }
     }
 
     /// True when QP `q` next sends a socket channel's datagrams (IPoIB-UD, Ethernet): a UD
     /// queue pair of a socket channel with no responder work. Their packets each end in a
     /// receive completion of their own that the stack takes one by one, so the send engine
-    /// keeps their pipeline packet-grained: it sends one as soon as the engine has room for
-    /// one, in a train cut to that room, and without socket trains one packet at a time.
+    /// keeps their pipeline packet-grained: it starts one as soon as the engine has room for
+    /// one packet, and without socket trains sends them one packet at a time (a socket
+    /// train, sized by the stack, is taken whole: cut to the room it fragments into many
+    /// short trains and loses most of its saving in events).
     fn sock_datagrams(&self, q: usize) -> bool {
         let qp = &self.qps[q];
         qp.service == Service::Ud
@@ -483,10 +483,7 @@ impl Adapter {
     /// Hands the engine the next packets of QP `q`: a *train* of up to [`Node::train_max`]
     /// consecutive packets of one message, processed and sent back to back. Every packet
     /// keeps its own headers, framing, engine time and PSN; only the events are shared.
-    ///
-    /// `room`: packets the engine may still prepare before its prefetch depth is full; a
-    /// socket channel's train is cut to it.
-    fn send_one(&mut self, q: usize, room: u64, ctx: &mut Ctx<'_, Ev>) {
+    fn send_one(&mut self, q: usize, ctx: &mut Ctx<'_, Ev>) {
         let now = ctx.now();
         let port = self.qps[q].port as usize;
         let eth = self.is_eth(port);
@@ -549,11 +546,11 @@ impl Adapter {
             let unit = wr.packet_unit(mtu);
             let left = head.packets - head.sent;
             let k = match (sock, sock_trains, wr.datagram_bytes > 0) {
-                // A socket train as the stack sized it, as far as the engine has room.
-                (true, true, true) => left.min(sock_train_max).min(room),
+                // A socket train as the stack sized it.
+                (true, true, true) => left.min(sock_train_max),
                 // An LSO request with socket trains: trains of a port's prefetch share in
-                // its bulk only, as far as the engine has room.
-                (true, true, false) => train_len(sock_train_max, left).min(room),
+                // its bulk only.
+                (true, true, false) => train_len(sock_train_max, left),
                 // A socket channel's datagrams without socket trains: packet by packet (the
                 // receiving stack takes a train as one completion: one interrupt, one TCP
                 // input, fewer ACKs; 14 % more IPoIB-UD LSO bandwidth than packet by packet).
