@@ -322,8 +322,11 @@ mod tests {
             // instead of one per two segments comes back to it).
             assert!(r1 < 0.8 * r0, "{b} B LRO: recv {r0:.1} -> {r1:.1}");
             assert!(s1 < s0, "{b} B LRO: send {s0:.1} -> {s1:.1}, recv {r0:.1} -> {r1:.1}");
-            // LSO: the sender's, and the receiver's hardly.
-            assert!(s2 < 0.8 * s0, "{b} B LSO: send {s0:.1} -> {s2:.1}");
+            // LSO: the sender's, and the receiver's hardly (r805: -14.5 % at 64 KiB, -13.1 % at
+            // 256 KiB; the 20 % asked before came from packet trains cutting LSO requests,
+            // which the receiver took as one completion: docs/model.md, "Packet trains on
+            // LSO socket channels").
+            assert!(s2 < 0.9 * s0, "{b} B LSO: send {s0:.1} -> {s2:.1}");
             assert!(s0 - s2 > 3.0 * (r0 - r2).abs(), "{b} B LSO: send {s0:.1} -> {s2:.1}, recv {r0:.1} -> {r2:.1}");
         }
     }
