@@ -19,7 +19,9 @@ if [ ! -x target/bench/ns3bulk ] || [ bench/ns3/bulk.cc -nt target/bench/ns3bulk
 fi
 cargo build --release -q -p interlab-cli
 ns3=$(target/bench/ns3bulk "$BYTES")
-il=$(target/release/interlab bench model --bytes "$BYTES")
+# interlab moves ten times the bytes: at BYTES its trains rows take about 10 ms of wall time,
+# too short to time steadily; both figures are rates (data packets per wall second).
+il=$(target/release/interlab bench model --bytes "$((BYTES * 10))")
 echo "$ns3"
 echo "$il"
 pps() { sed -n 's/.*packets_per_s=\([0-9]*\).*/\1/p'; }
