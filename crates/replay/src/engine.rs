@@ -22,7 +22,7 @@
 
 use crate::msgcost::{us, MsgMemo};
 use crate::netcost::NetCost;
-use crate::queue::Queue;
+use crate::queue::{slab_put, Queue};
 use interlab_kernel::{Rng, Time, PS_PER_S};
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -359,13 +359,7 @@ impl Dc {
     }
 
     fn new_flow(&mut self, f: Flow) -> u32 {
-        if let Some(i) = self.free_flows.pop() {
-            self.flows[i as usize] = f;
-            i
-        } else {
-            self.flows.push(f);
-            (self.flows.len() - 1) as u32
-        }
+        slab_put(&mut self.flows, &mut self.free_flows, f)
     }
 
     fn conn_mut(&mut self, link: usize, c: u32) -> &mut Conn {
@@ -536,16 +530,7 @@ impl Dc {
                 let class = self.wl.next(b, now, &mut self.rngs[b as usize], &mut self.scratch);
                 let steps: Box<[Step]> = self.scratch.as_slice().into();
                 let end = steps.len() as u32;
-                let p = match self.free_programs.pop() {
-                    Some(p) => {
-                        self.programs[p as usize] = steps;
-                        p
-                    }
-                    None => {
-                        self.programs.push(steps);
-                        (self.programs.len() - 1) as u32
-                    }
-                };
+                let p = slab_put(&mut self.programs, &mut self.free_programs, steps);
                 self.issued += 1;
                 let f = self.new_flow(Flow {
                     prog: p,

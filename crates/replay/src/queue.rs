@@ -207,16 +207,7 @@ impl<E: Copy> Queue<E> {
         self.next_seq += 1;
         let head = &mut self.buckets[(b % WHEEL_BUCKETS) as usize];
         let e = (Entry { time, seq, ev }, *head);
-        *head = match self.free_slots.pop() {
-            Some(k) => {
-                self.slots[k as usize] = e;
-                k
-            }
-            None => {
-                self.slots.push(e);
-                (self.slots.len() - 1) as u32
-            }
-        };
+        *head = slab_put(&mut self.slots, &mut self.free_slots, e);
         self.in_buckets += 1;
     }
 
@@ -278,6 +269,23 @@ impl<E: Copy> Queue<E> {
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         self.heap.len() + self.in_buckets + self.ready.len() + self.at_now.len()
+    }
+}
+
+
+/// Stores `v` in `items` at an index `free` hands back (one freed earlier), or at the end;
+/// returns its index. The replay's slabs (wheel slots, flows, request programs) share it.
+#[inline]
+pub(crate) fn slab_put<T>(items: &mut Vec<T>, free: &mut Vec<u32>, v: T) -> u32 {
+    match free.pop() {
+        Some(k) => {
+            items[k as usize] = v;
+            k
+        }
+        None => {
+            items.push(v);
+            (items.len() - 1) as u32
+        }
     }
 }
 
