@@ -104,11 +104,6 @@ impl TrainSum {
     }
 }
 
-/// Datagrams of `unit` bytes (the last may be shorter) that carry `bytes`.
-fn packet_bytes_count(bytes: u64, unit: u64) -> u64 {
-    bytes.div_ceil(unit).max(1)
-}
-
 /// Counts one part of `meta`'s message in `seen`; true when it was the last (always for
 /// single-part messages), and the message's entry is then forgotten.
 fn last_part(seen: &mut BTreeMap<(u32, u64), u16>, meta: &MsgMeta) -> bool {
@@ -360,7 +355,7 @@ impl Adapter {
         // their writes go together.
         let a = &self.prof.adapter;
         let inline = packet_bytes <= if self.inline_by_software { inline_limit(&self.prof, UlpId::Sock, Op::Send) } else { a.inline_bytes };
-        let n = packet_bytes_count(bytes, packet_bytes);
+        let n = packets_for(Op::Send, bytes, packet_bytes);
         let mmio = n * post_path(a, Op::Send, inline, packet_bytes).mmio_bytes;
         let wr = Wr { id: self.next_wr, op: Op::Send, bytes, meta, inline, datagram_bytes: packet_bytes as u32 };
         self.next_wr += 1;
@@ -482,7 +477,12 @@ impl Adapter {
         let qp = &self.qps[q];
         qp.service == Service::Ud
             && qp.resp.is_empty()
-            && qp.sq.front().is_some_and(|h| self.chans.get(&h.wr.meta.chan).is_some_and(|c| c.ulp == UlpId::Sock))
+            && qp.sq.front().is_some_and(|h| self.sock_chan(h.wr.meta.chan))
+    }
+
+    /// True when channel `chan` belongs to a socket stack.
+    fn sock_chan(&self, chan: u32) -> bool {
+        self.chans.get(&chan).is_some_and(|c| c.ulp == UlpId::Sock)
     }
 
     /// Hands the engine the next packets of QP `q`: a *train* of up to [`Node::train_max`]
@@ -869,7 +869,7 @@ impl Adapter {
     pub fn doorbell(&mut self, qp: u32, wr: Wr, ctx: &mut Ctx<'_, Ev>) {
         let a = &self.prof.adapter;
         let path = post_path(a, wr.op, wr.inline, wr.bytes);
-        let sock_list = wr.datagram_bytes > 0 && self.chans.get(&wr.meta.chan).is_some_and(|c| c.ulp == UlpId::Sock);
+        let sock_list = wr.datagram_bytes > 0 && self.sock_chan(wr.meta.chan);
         let fetched = if sock_list {
             // A socket train: each datagram's WQE as if posted alone.
             let path = post_path(a, wr.op, wr.inline, wr.datagram_bytes as u64);
@@ -878,7 +878,7 @@ impl Adapter {
                 self.wqe_fetched(qp, wr, ctx);
                 return;
             }
-            let wqes = packet_bytes_count(wr.bytes, wr.datagram_bytes as u64);
+            let wqes = packets_for(wr.op, wr.bytes, wr.datagram_bytes as u64);
             self.bus.dma_read(ctx.now(), wqes * path.fetch_bytes)
         } else if wr.datagram_bytes > 0 {
             // A list of datagram WQEs behind one doorbell: all read from host memory.
