@@ -122,3 +122,16 @@ fn small_mtu_latency_with_trains_is_packet_by_packet() {
     let eth = SockStack { lso: Some(false), lro: Some(false), eth_mtu: 2100, ..SockStack::new(SockKind::Eth) };
     check(eth, PatternKind::Latency, 65536, 2);
 }
+
+#[test]
+fn ack_trains_keep_the_senders_interrupts() {
+    // An ACK train reaches the data sender at once; its ACKs left the receiver spread over
+    // its input of a data train, and packet by packet each raised an interrupt of its own.
+    // Taken all at the train's arrival they rode one interrupt: the sender's CPU share of an
+    // IPoIB-UD 1 MiB stream came out 8 % low (5.71 against 6.22 %).
+    let ud = SockStack::ipoib_ud();
+    let (t, p) = (run(ud, PatternKind::Bandwidth, 1 << 20, 1, true, true), run(ud, PatternKind::Bandwidth, 1 << 20, 1, false, false));
+    let d = (t.server_cpu_percent - p.server_cpu_percent).abs() / p.server_cpu_percent;
+    assert!(d < 0.005, "server CPU with socket trains {:.3} % vs packet by packet {:.3} %", t.server_cpu_percent, p.server_cpu_percent);
+    assert!(t.events * 2 < p.events, "socket trains still save events ({} vs {})", t.events, p.events);
+}

@@ -131,8 +131,9 @@ pub(super) struct AckTrain {
     acks: u64,
     meta: MsgMeta,
     t: Time,
-    /// The first ACK's acknowledgement (stream offset).
+    /// The first ACK's acknowledgement (stream offset) and when its post was done.
     first_ack: u64,
+    first_t: Time,
     /// The first delayed-ACK timer set for the latest acknowledgement state: (when, seq).
     timer: Option<(Time, u64)>,
 }
@@ -146,8 +147,11 @@ impl AckTrain {
                 h.post(self.qp, Op::Send, self.hdr, self.meta, self.t - h.post_ps());
             }
             // The train carries its first acknowledgement beside its last (an ACK has no
-            // message bytes).
-            n => h.post_train(self.qp, self.hdr, n * self.hdr, MsgMeta { bytes: self.first_ack, ..self.meta }, self.t),
+            // message bytes) and, as its tag, the mean spacing of its ACKs' posts, ps.
+            n => {
+                let gap = ((self.t - self.first_t) / (n - 1)).min(u32::MAX as Time) as u32;
+                h.post_train(self.qp, self.hdr, n * self.hdr, MsgMeta { bytes: self.first_ack, tag: gap, ..self.meta }, self.t)
+            }
         }
         self.acks = 0;
     }
@@ -293,6 +297,7 @@ impl Tcp {
             }
             if b.acks == 0 {
                 b.first_ack = meta.msg_id;
+                b.first_t = t + post;
             }
             b.acks += 1;
             b.meta = meta;
@@ -384,9 +389,10 @@ impl Tcp {
     }
 
     /// A completion of `packets` datagrams carrying `bytes` of IP packets (datagram links),
-    /// or of one connected-mode IP packet, taken by the interrupt core; returns when that
-    /// core is done with it.
-    fn arrival_one<H: UlpHost>(s: &mut Sockets, h: &mut H, meta: MsgMeta, packets: u64, bytes: u64) -> Time {
+    /// or of one connected-mode IP packet, that reached the host at `at` (now, or earlier
+    /// for an ACK of an ACK train), taken by the interrupt core; returns when that core is
+    /// done with it.
+    fn arrival_one<H: UlpHost>(s: &mut Sockets, h: &mut H, meta: MsgMeta, packets: u64, bytes: u64, at: Time) -> Time {
         let chan = meta.chan;
         let g = Tcp::geometry(s, h, chan);
         let stack = s.end_mut(chan).stack;
@@ -394,7 +400,7 @@ impl Tcp {
         let (lro_max, ip_rx, ack_rx) = (st.offload_max_bytes, ns(st.ip_rx_ns), ns(st.ip_rx_ns + st.tcp_ack_rx_ns));
         let q = stack.rxq();
         let eth_aic = (stack.kind == SockKind::Eth).then_some(stack.aic);
-        let (ready, irq) = s.rx_ready(h, q, h.now(), packets, eth_aic);
+        let (ready, irq) = s.rx_ready(h, q, at, packets, eth_aic);
         let core = irq_core(h);
         let lro = stack.lro_on(h.profile().eth.as_ref());
         let done = h.on_cpu(core, ready, |h, start| {
@@ -480,18 +486,21 @@ impl Transport for Tcp {
             // it triggers gathered into one ACK train and a delayed-ACK timer set once.
             let g = Tcp::geometry(s, h, chan);
             let unit = if matches!(meta.ulp, UlpKind::Ack { .. }) { g.hdr } else { g.mss + g.hdr };
-            s.ack_train = Some(AckTrain { chan, qp: s.ends[&chan].qp, hdr: g.hdr, acks: 0, meta, t: 0, first_ack: 0, timer: None });
+            s.ack_train = Some(AckTrain { chan, qp: s.ends[&chan].qp, hdr: g.hdr, acks: 0, meta, t: 0, first_ack: 0, first_t: 0, timer: None });
             let mut left = bytes;
             for i in 0..packets {
                 let b = if i + 1 == packets { left } else { unit.min(left) };
                 left -= b;
-                let meta = match meta.ulp {
+                let (meta, at) = match meta.ulp {
                     // An ACK train's acknowledgements, from its first to its last evenly
-                    // (the data segments they acknowledge are of one size).
-                    UlpKind::Ack { .. } => MsgMeta { msg_id: meta.bytes + meta.msg_id.saturating_sub(meta.bytes) * i / (packets - 1), bytes: 0, ..meta },
-                    _ => meta,
+                    // (the data segments they acknowledge are of one size), each taken as
+                    // if it had come alone, as long before the train as it was posted
+                    // before the last (the tag's spacing): the receiver spread them over
+                    // its input of a data train, and each may raise an interrupt of its own.
+                    UlpKind::Ack { .. } => (MsgMeta { msg_id: meta.bytes + meta.msg_id.saturating_sub(meta.bytes) * i / (packets - 1), bytes: 0, tag: 0, ..meta }, h.now().saturating_sub((packets - 1 - i) * meta.tag as Time)),
+                    _ => (meta, h.now()),
                 };
-                done = Tcp::arrival_one(s, h, meta, 1, b);
+                done = Tcp::arrival_one(s, h, meta, 1, b, at);
             }
             let mut b = s.ack_train.take().expect("set above");
             b.flush(h);
@@ -499,7 +508,7 @@ impl Transport for Tcp {
                 h.schedule(at, UlpId::Sock, UlpEv::Timer { chan, seq });
             }
         } else {
-            done = Tcp::arrival_one(s, h, meta, packets, bytes);
+            done = Tcp::arrival_one(s, h, meta, packets, bytes, h.now());
         }
         if !s.queues[q].lro_chans.is_empty() {
             let seq = s.queues[q].seq;
