@@ -619,7 +619,14 @@ impl Adapter {
             ready = self.bus.dma_read(ready, 8);
             self.bus.dma_write(ready, 8);
         }
-        let depart = ready.max(self.port_free[port]);
+        let mut depart = ready.max(self.port_free[port]);
+        if sock_trains && count > 1 {
+            // A socket train leaves as its datagrams would one by one (pipelined, not stored
+            // and forwarded whole): the first after its share of the engine and DMA time,
+            // the rest back to back, the last no earlier than the whole train is read.
+            let first = start + (ready - start) / count;
+            depart = first.max(self.port_free[port]).max(ready.saturating_sub(ser / count * (count - 1)));
+        }
         self.port_free[port] = depart + ser;
         let pkt = Packet { dst_node, dst_port, dst_qp, kind, service, psn, ack_req, payload, wire_bytes: wire, count: count as u32, wr_id, meta };
         self.stats.packets_sent += count;
@@ -774,8 +781,18 @@ impl Adapter {
             (a.wqe_bytes, a.cqe_bytes, a.rx_wqe_prefetch)
         };
         self.stats.packets_received += pkt.count as u64;
-        let start = now.max(self.rx_engine_free);
-        let mut t = start + pkt.count as u64 * self.costs.rx_packet;
+        // A socket train's datagrams came in one wire time apart, the last now: the engine
+        // (and below, the payload's DMA) starts with the first, as one by one.
+        let sock_train = pkt.count > 1 && self.sock_train_max > 1 && pkt.service == Service::Ud && self.sock_chan(pkt.meta.chan);
+        let first_in = if sock_train {
+            let port = self.qps[pkt.dst_qp as usize].port as usize;
+            let ser = self.clocks[port].ser_ps(&self.links[port], pkt.wire_bytes, pkt.count as u64);
+            now.saturating_sub(ser / pkt.count as u64 * (pkt.count as u64 - 1))
+        } else {
+            now
+        };
+        let start = first_in.max(self.rx_engine_free);
+        let mut t = (start + pkt.count as u64 * self.costs.rx_packet).max(now + self.costs.rx_packet);
         let q = pkt.dst_qp as usize;
         match pkt.kind {
             Kind::Data { op, first, last } => {
@@ -794,7 +811,12 @@ impl Adapter {
                     }
                 }
                 self.rx_engine_free = t;
-                let visible = if pkt.payload > 0 { self.bus.dma_write(t, pkt.payload) } else { t };
+                let visible = if sock_train && pkt.payload > 0 {
+                    // Written as the datagrams come: from the first's on, the last's after it.
+                    let from = start + self.costs.rx_packet;
+                    let end = self.bus.dma_write(from, pkt.payload);
+                    end.max(t + (end - from) / pkt.count as u64)
+                } else if pkt.payload > 0 { self.bus.dma_write(t, pkt.payload) } else { t };
                 self.stats.payload_bytes_received += pkt.payload;
                 if op == Op::Send && last && pkt.service == Service::Rc {
                     // The program takes the completion and posts the receive WQE again.

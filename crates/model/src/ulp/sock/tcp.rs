@@ -63,7 +63,8 @@ struct TxTrain {
     bytes: u64,
     stream: u64,
     meta: MsgMeta,
-    /// When the CPU posted the last packet gathered.
+    /// When the CPU posted the first and the last packet gathered.
+    t0: Time,
     t: Time,
 }
 
@@ -72,7 +73,7 @@ impl TxTrain {
         let unit = g.mss + g.hdr;
         let on = service == Service::Ud && h.sock_train_max() > 1 && unit <= h.qp_mtu(qp);
         let meta = MsgMeta { chan: 0, tag: 0, msg_id: 0, parts: 1, bytes: 0, notify: true, ulp: UlpKind::Raw };
-        TxTrain { max: if on { h.sock_train_max() } else { 0 }, qp, unit, hdr: g.hdr, mss: g.mss, post: h.post_ps(), n: 0, bytes: 0, stream: 0, meta, t: 0 }
+        TxTrain { max: if on { h.sock_train_max() } else { 0 }, qp, unit, hdr: g.hdr, mss: g.mss, post: h.post_ps(), n: 0, bytes: 0, stream: 0, meta, t0: 0, t: 0 }
     }
 
     /// A packet of `p` stream bytes, its CPU work done at `t` up to its post, with `left`
@@ -95,6 +96,9 @@ impl TxTrain {
         self.bytes += p + self.hdr;
         self.stream += p;
         self.meta = meta;
+        if self.n == 1 {
+            self.t0 = t;
+        }
         self.t = t;
         if self.n == self.max || p < self.mss {
             self.flush(h);
@@ -103,15 +107,17 @@ impl TxTrain {
     }
 
     /// Posts the packets gathered, at the CPU time the last was: a lone packet as the
-    /// request it is, more as one datagram list.
+    /// request it is, more as one datagram list carrying the mean spacing of their posts,
+    /// ns, as `parts` (a socket channel's data has no parts otherwise).
     fn flush<H: UlpHost>(&mut self, h: &mut H) {
         match self.n {
             0 => return,
             1 => {
                 h.post(self.qp, Op::Send, self.bytes, self.meta, self.t - self.post);
             }
-            _ => {
-                let meta = MsgMeta { ulp: UlpKind::Segment { bytes: self.stream }, ..self.meta };
+            n => {
+                let gap_ns = ((self.t - self.t0) / (n - 1) / 1000).clamp(1, u16::MAX as Time) as u16;
+                let meta = MsgMeta { ulp: UlpKind::Segment { bytes: self.stream }, parts: gap_ns, ..self.meta };
                 h.post_train(self.qp, self.unit, self.bytes, meta, self.t);
             }
         }
@@ -313,9 +319,14 @@ impl Tcp {
         if s.queues[q].seq != seq {
             return;
         }
+        Tcp::poll_ended(s, h, q, h.now());
+    }
+
+    /// The poll loop of queue `q` found it empty at `t`: flush the LRO aggregates.
+    fn poll_ended<H: UlpHost>(s: &mut Sockets, h: &mut H, q: usize, t: Time) {
         let chans = std::mem::take(&mut s.queues[q].lro_chans);
         let core = irq_core(h);
-        let done = h.on_cpu(core, h.now(), |h, mut t| {
+        let done = h.on_cpu(core, t, |h, mut t| {
             for chan in chans {
                 t = Tcp::lro_flush(s, h, chan, t);
             }
@@ -481,9 +492,13 @@ impl Transport for Tcp {
         let q = s.ends[&chan].stack.rxq();
         let mut done = h.now();
         if packets > 1 && h.sock_train_max() > 1 && s.ends[&chan].stack.service() == Service::Ud {
-            // A socket train: every datagram as if it had arrived alone now (the same
-            // interrupt, driver, IP, TCP and delivery work, one after another), the ACKs
-            // it triggers gathered into one ACK train and a delayed-ACK timer set once.
+            // A socket train: every datagram as if it had arrived alone (the same
+            // interrupt, driver, IP, TCP and delivery work, one after another), as long
+            // before the train's completion as the sender posted it before the last (the
+            // spacing the train carries: `parts`, ns, for data, `tag`, ps, for ACKs); the
+            // poll loop ends between two (flushing LRO aggregates) when the core is done
+            // before the next comes, as the `PollEnd` event would find. The ACKs it
+            // triggers are gathered into one ACK train and a delayed-ACK timer set once.
             let g = Tcp::geometry(s, h, chan);
             let unit = if matches!(meta.ulp, UlpKind::Ack { .. }) { g.hdr } else { g.mss + g.hdr };
             s.ack_train = Some(AckTrain { chan, qp: s.ends[&chan].qp, hdr: g.hdr, acks: 0, meta, t: 0, first_ack: 0, first_t: 0, timer: None });
@@ -498,8 +513,11 @@ impl Transport for Tcp {
                     // before the last (the tag's spacing): the receiver spread them over
                     // its input of a data train, and each may raise an interrupt of its own.
                     UlpKind::Ack { .. } => (MsgMeta { msg_id: meta.bytes + meta.msg_id.saturating_sub(meta.bytes) * i / (packets - 1), bytes: 0, tag: 0, ..meta }, h.now().saturating_sub((packets - 1 - i) * meta.tag as Time)),
-                    _ => (meta, h.now()),
+                    _ => (meta, h.now().saturating_sub((packets - 1 - i) * meta.parts as Time * 1000)),
                 };
+                if i > 0 && done < at && !s.queues[q].lro_chans.is_empty() {
+                    Tcp::poll_ended(s, h, q, done);
+                }
                 done = Tcp::arrival_one(s, h, meta, 1, b, at);
             }
             let mut b = s.ack_train.take().expect("set above");
