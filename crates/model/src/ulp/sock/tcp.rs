@@ -41,6 +41,20 @@ pub(super) struct Geometry {
     rx_ns: f64,
     /// Software checksum on send.
     csum: bool,
+    /// The per-segment costs above and the stack's, in picoseconds, converted once: TCP
+    /// output, driver work per packet sent, both together, driver work per packet
+    /// received, IP input per packet, IP and TCP input of a pure ACK, a pure ACK's output.
+    tcp_tx_ps: Time,
+    tx_ps: Time,
+    seg_tx_ps: Time,
+    rx_ps: Time,
+    ip_rx_ps: Time,
+    ack_rx_ps: Time,
+    ack_tx_ps: Time,
+    /// LRO is on; its largest aggregate, bytes; the window of unacknowledged bytes.
+    lro: bool,
+    lro_max: u64,
+    window: u64,
 }
 
 /// Packets the stack sends as one socket train: back-to-back datagrams of one message, each
@@ -181,7 +195,21 @@ impl Tcp {
         let st = stack(h);
         let stack = s.ends[&chan].stack;
         let ip = st.ip_header_bytes;
-        match stack.kind {
+        let costs = |g: Geometry| Geometry {
+            tcp_tx_ps: ns(st.tcp_tx_ns),
+            tx_ps: ns(g.tx_ns),
+            seg_tx_ps: ns(st.tcp_tx_ns + g.tx_ns),
+            rx_ps: ns(g.rx_ns),
+            ip_rx_ps: ns(st.ip_rx_ns),
+            ack_rx_ps: ns(st.ip_rx_ns + st.tcp_ack_rx_ns),
+            ack_tx_ps: ns(st.tcp_ack_tx_ns),
+            lro: stack.lro_on(h.profile().eth.as_ref()),
+            lro_max: st.offload_max_bytes,
+            window: st.tcp_window_bytes,
+            ..g
+        };
+        let none = Geometry { mss: 0, seg_max: 0, hdr: 0, tx_ns: 0.0, gso: false, rx_ns: 0.0, csum: false, tcp_tx_ps: 0, tx_ps: 0, seg_tx_ps: 0, rx_ps: 0, ip_rx_ps: 0, ack_rx_ps: 0, ack_tx_ps: 0, lro: false, lro_max: 0, window: 0 };
+        costs(match stack.kind {
             SockKind::IpoibUd => {
                 let mss = st.ipoib_mtu_bytes - ip;
                 let hdr = ip + st.ipoib_header_bytes;
@@ -189,11 +217,11 @@ impl Tcp {
                 let lso = stack.lso_on(h.profile().eth.as_ref());
                 let gso = !lso && st.gso && st.ipoib_ud_csum_offload;
                 let seg_max = if lso || gso { (st.offload_max_bytes / (mss + hdr)).max(1) * mss } else { mss };
-                Geometry { mss, seg_max, hdr, tx_ns: st.ipoib_tx_ns, rx_ns: st.ipoib_rx_ns, csum: !st.ipoib_ud_csum_offload, gso }
+                Geometry { mss, seg_max, hdr, tx_ns: st.ipoib_tx_ns, rx_ns: st.ipoib_rx_ns, csum: !st.ipoib_ud_csum_offload, gso, ..none }
             }
             SockKind::IpoibRc => {
                 let mss = st.ipoib_cm_mtu_bytes - ip;
-                Geometry { mss, seg_max: mss, hdr: ip + st.ipoib_header_bytes, tx_ns: st.ipoib_tx_ns, rx_ns: st.ipoib_rx_ns, csum: true, gso: false }
+                Geometry { mss, seg_max: mss, hdr: ip + st.ipoib_header_bytes, tx_ns: st.ipoib_tx_ns, rx_ns: st.ipoib_rx_ns, csum: true, gso: false, ..none }
             }
             SockKind::Eth => {
                 let e = h.profile().eth.as_ref().expect("validated: [eth]");
@@ -202,17 +230,17 @@ impl Tcp {
                 let lso = stack.lso_on(Some(e));
                 let gso = !lso && st.gso;
                 let seg_max = if lso || gso { (st.offload_max_bytes / mtu).max(1) * mss } else { mss };
-                Geometry { mss, seg_max, hdr: ip, tx_ns: e.tx_ns, rx_ns: e.rx_ns, csum: false, gso }
+                Geometry { mss, seg_max, hdr: ip, tx_ns: e.tx_ns, rx_ns: e.rx_ns, csum: false, gso, ..none }
             }
             other => unreachable!("{other:?} is not a TCP stack"),
-        }
+        })
     }
 
     /// Hands the driver every segment the window and Nagle's rule allow, on the current
     /// core from `t`; returns when that core is done.
     fn push<H: UlpHost>(s: &mut Sockets, h: &mut H, chan: u32, mut t: Time) -> Time {
         let g = Tcp::geometry(s, h, chan);
-        let (tcp_tx, window) = (stack(h).tcp_tx_ns, stack(h).tcp_window_bytes);
+        let window = g.window;
         let qp = s.end_mut(chan).qp;
         let mut train = TxTrain::new(h, g, qp, s.ends[&chan].stack.service());
         loop {
@@ -258,19 +286,19 @@ impl Tcp {
             if g.gso {
                 // dev_hard_start_xmit cuts the segment (skb_gso_segment) and hands the
                 // driver one MSS packet at a time.
-                t += ns(tcp_tx);
+                t += g.tcp_tx_ps;
                 let mut left = len;
                 while left > 0 {
                     let p = left.min(g.mss);
                     left -= p;
-                    t += ns(g.tx_ns);
+                    t += g.tx_ps;
                     let meta = MsgMeta { ulp: UlpKind::Segment { bytes: p }, ..meta };
                     let at = len - left - p;
                     t = train.post(h, p, meta, t, avail - at, flight + at);
                 }
                 continue;
             }
-            t += ns(tcp_tx + g.tx_ns);
+            t += g.seg_tx_ps;
             if nseg == 1 {
                 t = train.post(h, len, meta, t, avail, flight);
             } else {
@@ -286,14 +314,13 @@ impl Tcp {
     /// Sends a pure acknowledgement standing for `segs` delayed ACKs, from the current core at `t`.
     fn send_ack<H: UlpHost>(s: &mut Sockets, h: &mut H, chan: u32, segs: u64, t: Time) -> Time {
         let g = Tcp::geometry(s, h, chan);
-        let ack_tx = stack(h).tcp_ack_tx_ns;
         let end = s.end_mut(chan);
         let qp = end.qp;
         end.unacked_segs = 0;
         end.unacked_bytes = 0;
         end.delack_seq += 1;
         let meta = MsgMeta { chan, tag: 0, msg_id: end.rcv, parts: 1, bytes: 0, notify: true, ulp: UlpKind::Ack { packets: segs.max(1) as u32 } };
-        let t = t + ns(ack_tx);
+        let t = t + g.ack_tx_ps;
         if s.ack_train.as_ref().is_some_and(|b| b.chan == chan) {
             // Taking a train in: the ACK joins the ACK train that leaves after it.
             let post = h.post_ps();
@@ -407,21 +434,20 @@ impl Tcp {
         let chan = meta.chan;
         let g = Tcp::geometry(s, h, chan);
         let stack = s.end_mut(chan).stack;
-        let st = super::stack(h);
-        let (lro_max, ip_rx, ack_rx) = (st.offload_max_bytes, ns(st.ip_rx_ns), ns(st.ip_rx_ns + st.tcp_ack_rx_ns));
+        let (lro_max, ip_rx, ack_rx, rx) = (g.lro_max, g.ip_rx_ps, g.ack_rx_ps, g.rx_ps);
         let q = stack.rxq();
         let eth_aic = (stack.kind == SockKind::Eth).then_some(stack.aic);
         let (ready, irq) = s.rx_ready(h, q, at, packets, eth_aic);
         let core = irq_core(h);
-        let lro = stack.lro_on(h.profile().eth.as_ref());
+        let lro = g.lro;
         let done = h.on_cpu(core, ready, |h, start| {
-            let mut t = start + irq + packets * ns(g.rx_ns);
+            let mut t = start + irq + packets * rx;
             // Piggybacked or pure acknowledgement.
             let ack = meta.msg_id;
             match meta.ulp {
                 UlpKind::Ack { packets: acks } => {
                     t += acks as u64 * ack_rx;
-                    t += (acks as u64).saturating_sub(1) * ns(g.rx_ns);
+                    t += (acks as u64).saturating_sub(1) * rx;
                     t = Tcp::acked(s, h, chan, ack, t);
                 }
                 UlpKind::Segment { bytes: seg } => {
