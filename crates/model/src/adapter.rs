@@ -641,12 +641,13 @@ impl Adapter {
                     let packets = c.pkt.count;
                     // Trains leave in the order they were cut: in order of arrival.
                     self.send_to_switch(port, c.depart + prop, c.ser, c.pkt, true, ctx);
-                    // The slot frees when the train has left; that event looks at the queue.
-                    ctx.send_at(ctx.me(), end, Ev::TxSlot { packets });
+                    // The slot frees when the train has left; that event looks at the queue,
+                    // then completes the request the train ended, if unacknowledged. One
+                    // event for both, in that order: as two events pushed back to back at one
+                    // time nothing else could run between them but the node's own catch-up to
+                    // that same time (stalls, bus, memory), which finds nothing new to do.
+                    ctx.send_at(ctx.me(), end, Ev::TxSlot { packets, done: c.local_done });
                     self.wire[port].woken_at(end);
-                    if let Some(meta) = c.local_done {
-                        ctx.send_at(ctx.me(), end, Ev::LocalDone { meta });
-                    }
                 }
                 Next::WakeAt(t) => {
                     ctx.send_at(ctx.me(), t, Ev::Depart { port: port as u8 });
