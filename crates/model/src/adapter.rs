@@ -586,9 +586,16 @@ impl Adapter {
             psn = first_psn + k - 1;
             qp.next_psn += k;
             // The requester asks for an ACK on the last packet of a message and every half
-            // window, so a long message never stalls on its own window.
+            // window, so a long message never stalls on its own window: when the train's
+            // PSNs `first_psn..=psn` reach a multiple of `half`, that is when
+            // `first_psn / half != (psn + 1) / half`, or (one division, or none for the
+            // power of two every profile has) `first_psn % half + k >= half`.
             let half = (a.rc_max_unacked_packets as u64 / 2).max(1);
-            ack_req = service == Service::Rc && (last || (first_psn / half != (psn + 1) / half));
+            ack_req = service == Service::Rc
+                && (last || {
+                    let rem = if half.is_power_of_two() { first_psn & (half - 1) } else { first_psn % half };
+                    rem + k >= half
+                });
             if last {
                 qp.sq.pop_front();
                 if wr.op.is_request_response() {
@@ -631,7 +638,17 @@ impl Adapter {
 
     /// Sends the trains of `port` that are due now; otherwise makes sure an event will look
     /// again when the next one is.
+    #[inline]
     fn launch(&mut self, port: usize, ctx: &mut Ctx<'_, Ev>) {
+        // Nothing waiting (what `WireQueue::next` answers first), without the call.
+        if !self.wire[port].is_empty() {
+            self.launch_cuts(port, ctx);
+        }
+    }
+
+    /// [`Adapter::launch`] when trains are waiting.
+    #[inline(never)]
+    fn launch_cuts(&mut self, port: usize, ctx: &mut Ctx<'_, Ev>) {
         let now = ctx.now();
         loop {
             match self.wire[port].next(now) {
