@@ -210,7 +210,9 @@ pub struct Adapter {
     rr: usize,
     /// Queue pairs.
     pub qps: Vec<Qp>,
-    chans: BTreeMap<u32, ChanEnd>,
+    /// Channel ends by channel number (a scenario numbers its channels densely from 0, so
+    /// a vector indexed by number, looked up per packet without a tree search).
+    chans: Vec<Option<ChanEnd>>,
     reassembly: BTreeMap<(u32, u64), u16>,
     completion_parts: BTreeMap<(u32, u64), u16>,
     next_wr: u64,
@@ -268,7 +270,7 @@ impl Adapter {
             tx_inflight: 0,
             rr: 0,
             qps: Vec::new(),
-            chans: BTreeMap::new(),
+            chans: Vec::new(),
             reassembly: BTreeMap::new(),
             completion_parts: BTreeMap::new(),
             next_wr: 0,
@@ -294,12 +296,22 @@ impl Adapter {
 
     /// Declares this adapter's end of a channel.
     pub fn add_chan(&mut self, chan: u32, end: ChanEnd) {
-        self.chans.insert(chan, end);
+        let i = chan as usize;
+        if self.chans.len() <= i {
+            self.chans.resize(i + 1, None);
+        }
+        self.chans[i] = Some(end);
     }
 
     /// The protocol channel `chan` runs, if the channel is known.
     pub fn chan_ulp(&self, chan: u32) -> Option<UlpId> {
-        self.chans.get(&chan).map(|c| c.ulp)
+        self.chan(chan).map(|c| c.ulp)
+    }
+
+    /// Channel `chan`'s end on this adapter, if it has one.
+    #[inline]
+    fn chan(&self, chan: u32) -> Option<&ChanEnd> {
+        self.chans.get(chan as usize).and_then(Option::as_ref)
     }
 
     /// The profile the adapter was built from.
@@ -319,7 +331,7 @@ impl Adapter {
         let a = &self.prof.adapter;
         let inline = matches!(op, Op::Send | Op::RdmaWrite)
             && bytes <= if self.inline_by_software {
-                let ulp = self.chans.get(&meta.chan).map_or(UlpId::Raw, |c| c.ulp);
+                let ulp = self.chan(meta.chan).map_or(UlpId::Raw, |c| c.ulp);
                 inline_limit(&self.prof, ulp, op)
             } else {
                 a.inline_bytes
@@ -379,7 +391,7 @@ impl Adapter {
 
     /// Posts the work requests carrying `m`, starting on the CPU at `t`; returns when the CPU is done.
     pub fn post_message(&mut self, m: Message, mut t: Time, ctx: &mut Ctx<'_, Ev>) -> Time {
-        let end = self.chans.get_mut(&m.chan).unwrap_or_else(|| panic!("node {}: no channel {}", self.index, m.chan));
+        let end = self.chans.get_mut(m.chan as usize).and_then(Option::as_mut).unwrap_or_else(|| panic!("node {}: no channel {}", self.index, m.chan));
         let msg_id = end.next_msg;
         end.next_msg += 1;
         let striped = matches!(end.ports, PortUse::Stripe { threshold } if m.bytes > threshold && end.qps.len() > 1
@@ -419,7 +431,7 @@ impl Adapter {
     /// channel's protocol is told (after the poll's detection delay if it polls); a raw
     /// channel's process is told once every part of the message is in.
     fn arrived(&mut self, at: Time, meta: MsgMeta, cqe: bool, ctx: &mut Ctx<'_, Ev>) {
-        let route = self.chans.get(&meta.chan).map(|c| (c.ulp, c.proc));
+        let route = self.chan(meta.chan).map(|c| (c.ulp, c.proc));
         if let Some((ulp, _)) = route.filter(|r| r.0 != UlpId::Raw) {
             let at = if ulp.polls() { at + self.costs.poll_detect } else { at };
             ctx.send_at(ctx.me(), at, Ev::Ulp { ulp, ev: UlpEv::Arrived { meta, packets: 1, bytes: 0, cqe } });
@@ -482,7 +494,7 @@ impl Adapter {
 
     /// True when channel `chan` belongs to a socket stack.
     fn sock_chan(&self, chan: u32) -> bool {
-        self.chans.get(&chan).is_some_and(|c| c.ulp == UlpId::Sock)
+        self.chan(chan).is_some_and(|c| c.ulp == UlpId::Sock)
     }
 
     /// Hands the engine the next packets of QP `q`: a *train* of up to [`Node::train_max`]
@@ -748,7 +760,7 @@ impl Adapter {
         for meta in retired {
             self.complete_locally(t, meta, ctx);
             // A protocol that bounds its send queue hears of the free slot when it polls.
-            if let Some(c) = self.chans.get(&meta.chan).filter(|c| c.sq_free) {
+            if let Some(c) = self.chan(meta.chan).filter(|c| c.sq_free) {
                 let detect = t + self.costs.poll_detect;
                 ctx.send_at(ctx.me(), detect, Ev::Ulp { ulp: c.ulp, ev: UlpEv::SqFree { chan: meta.chan, qp: q as u32 } });
             }
@@ -763,7 +775,7 @@ impl Adapter {
             ctx.send_at(ctx.me(), cqe, Ev::Ulp { ulp, ev: UlpEv::Done { meta } });
             return;
         }
-        if let Some(end) = self.chans.get(&meta.chan).filter(|c| c.completions) {
+        if let Some(end) = self.chan(meta.chan).filter(|c| c.completions) {
             // A stripe's control message completes the message; data stripes do not.
             if meta.notify {
                 let proc = end.proc;
@@ -870,7 +882,7 @@ impl Adapter {
                         self.pump_tx(ctx);
                         return;
                     }
-                    let proc = self.chans.get(&pkt.meta.chan).map(|c| c.proc).unwrap_or(0);
+                    let proc = self.chan(pkt.meta.chan).map(|c| c.proc).unwrap_or(0);
                     self.notify(cqe, proc, Input::Completed { chan: pkt.meta.chan, tag: pkt.meta.tag, at: cqe }, true, ctx);
                     self.pump_tx(ctx);
                 }
