@@ -521,7 +521,7 @@ impl Adapter {
         // The packets of the train, summed as they are cut (no list kept).
         let mut pkts = TrainSum::new(service, link);
         let (wr_id, meta, psn, ack_req, atomic_rmw);
-        let mut local_done = None;
+        let mut local_done = false;
         let mut inline_data = false;
         if let Some(job) = qp.resp.front_mut() {
             // Responder traffic first: read responses and atomic ACKs.
@@ -616,7 +616,8 @@ impl Adapter {
                 if service == Service::Rc && !wr.op.is_request_response() {
                     qp.unacked.push_back((psn, wr));
                 }
-                local_done = (service != Service::Rc && !wr.op.is_request_response()).then_some(wr.meta);
+                // The packet's `meta` is the request's (see `Cut::local_done`).
+                local_done = service != Service::Rc && !wr.op.is_request_response();
             }
         }
         let count = pkts.count;
@@ -668,6 +669,7 @@ impl Adapter {
                     let prop = self.clocks[port].prop_ps;
                     let end = c.depart + c.ser;
                     let packets = c.pkt.count;
+                    let done = c.local_done.then_some(c.pkt.meta);
                     // Trains leave in the order they were cut: in order of arrival.
                     self.send_to_switch(port, c.depart + prop, c.ser, c.pkt, true, ctx);
                     // The slot frees when the train has left; that event looks at the queue,
@@ -675,7 +677,7 @@ impl Adapter {
                     // event for both, in that order: as two events pushed back to back at one
                     // time nothing else could run between them but the node's own catch-up to
                     // that same time (stalls, bus, memory), which finds nothing new to do.
-                    ctx.send_at(ctx.me(), end, Ev::TxSlot { packets, done: c.local_done });
+                    ctx.send_at(ctx.me(), end, Ev::TxSlot { packets, done });
                     self.wire[port].woken_at(end);
                 }
                 Next::WakeAt(t) => {
