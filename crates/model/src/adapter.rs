@@ -85,12 +85,41 @@ impl TrainSum {
     }
 
     /// Adds the next packet: its kind and payload bytes.
-    fn push(&mut self, (kind, payload): (Kind, u64)) {
-        self.count += 1;
-        self.payload += payload;
-        self.wire_bytes += self.layer.packet_bytes(ext_bytes(kind, self.service), payload);
+    fn push(&mut self, packet: (Kind, u64)) {
+        self.push_n(packet, 1);
+    }
+
+    /// Adds `n` packets alike, as `n` calls of [`TrainSum::push`] would.
+    #[inline]
+    fn push_n(&mut self, (kind, payload): (Kind, u64), n: u64) {
+        self.count += n;
+        self.payload += n * payload;
+        self.wire_bytes += n * self.layer.packet_bytes(ext_bytes(kind, self.service), payload);
         self.first.get_or_insert(kind);
         self.last = Some(kind);
+    }
+
+    /// Adds packets `from..to` of a message of `total` packets, packet `i` being
+    /// `packet(i)`, as pushing each in turn would. Every packet but the message's first
+    /// and last is alike (neither first nor last, a full unit of payload), so those between
+    /// are summed at once: a train's cost does not grow with its length.
+    #[inline]
+    fn push_packets(&mut self, from: u64, to: u64, total: u64, packet: impl Fn(u64) -> (Kind, u64)) {
+        let mut i = from;
+        if i == 0 && i < to {
+            self.push(packet(0));
+            i = 1;
+        }
+        let mid_end = to.min(total.saturating_sub(1)).max(i);
+        if i < mid_end {
+            debug_assert!((i..mid_end).all(|j| packet(j) == packet(i)), "packets between the first and last are alike");
+            self.push_n(packet(i), mid_end - i);
+            i = mid_end;
+        }
+        while i < to {
+            self.push(packet(i));
+            i += 1;
+        }
     }
 
     /// The train's kind, from its first and last packets.
@@ -536,10 +565,7 @@ impl Adapter {
                 RespKind::Read { len } => {
                     let total = len.div_ceil(mtu).max(1);
                     let k = train_len(train_max, total - job.sent);
-                    for j in 0..k {
-                        let i = job.sent + j;
-                        pkts.push((Kind::ReadResp { first: i == 0, last: i + 1 == total }, (len - i * mtu).min(mtu)));
-                    }
+                    pkts.push_packets(job.sent, job.sent + k, total, |i| (Kind::ReadResp { first: i == 0, last: i + 1 == total }, (len - i * mtu).min(mtu)));
                     job.sent += k;
                     atomic_rmw = false;
                     if job.sent == total {
@@ -580,15 +606,15 @@ impl Adapter {
                 engine += costs.tx_wqe;
             }
             inline_data = wr.inline;
-            for j in 0..k {
-                let i = head.sent + j;
-                let (first, last) = (i == 0, i + 1 == head.packets);
-                pkts.push(match wr.op {
+            let total = head.packets;
+            pkts.push_packets(head.sent, head.sent + k, total, |i| {
+                let (first, last) = (i == 0, i + 1 == total);
+                match wr.op {
                     Op::Send | Op::RdmaWrite => (Kind::Data { op: wr.op, first, last }, (wr.bytes - i * unit).min(unit)),
                     Op::RdmaRead => (Kind::ReadReq { len: wr.bytes }, 0),
                     Op::FetchAdd | Op::CmpSwap => (Kind::AtomicReq, 0),
-                });
-            }
+                }
+            });
             head.sent += k;
             let last = head.sent == head.packets;
             wr_id = wr.id;
@@ -960,5 +986,35 @@ impl Adapter {
         let end = self.wire[port as usize].hold(until);
         let p = &mut self.port_free[port as usize];
         *p = (*p).max(end);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use interlab_kernel::Rng;
+
+    #[test]
+    fn a_train_summed_in_one_step_equals_its_packets_pushed_one_by_one() {
+        let mut rng = Rng::new(21);
+        let link = |layer| LinkSpec { lane_gbps: 2.5, lanes: 4, code: crate::hw::link::LineCode::B8B10, mtu_bytes: 2048, framing_bytes: 0, cable_m: 2.0, prop_ns_per_m: 5.0, layer };
+        for case in 0..3000 {
+            let layer = [LinkLayer::InfiniBand, LinkLayer::RoceV2][case % 2];
+            let service = [Service::Rc, Service::Uc, Service::Ud][case % 3];
+            let op = [Op::Send, Op::RdmaWrite][case / 2 % 2];
+            let unit = [256u64, 1024, 2048][case % 3];
+            let bytes = rng.next_u64() % (40 * unit) + 1;
+            let total = packets_for(op, bytes, unit);
+            let from = rng.next_u64() % total;
+            let to = from + 1 + rng.next_u64() % (total - from);
+            let packet = |i: u64| (Kind::Data { op, first: i == 0, last: i + 1 == total }, (bytes - i * unit).min(unit));
+            let (mut one, mut all) = (TrainSum::new(service, &link(layer)), TrainSum::new(service, &link(layer)));
+            for i in from..to {
+                one.push(packet(i));
+            }
+            all.push_packets(from, to, total, packet);
+            let got = (all.count, all.payload, all.wire_bytes, all.first, all.last);
+            assert_eq!(got, (one.count, one.payload, one.wire_bytes, one.first, one.last), "case {case}: {bytes} bytes, packets {from}..{to} of {total}");
+        }
     }
 }
