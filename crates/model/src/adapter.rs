@@ -85,12 +85,41 @@ impl TrainSum {
     }
 
     /// Adds the next packet: its kind and payload bytes.
-    fn push(&mut self, (kind, payload): (Kind, u64)) {
-        self.count += 1;
-        self.payload += payload;
-        self.wire_bytes += self.layer.packet_bytes(ext_bytes(kind, self.service), payload);
+    fn push(&mut self, packet: (Kind, u64)) {
+        self.push_n(packet, 1);
+    }
+
+    /// Adds `n` packets alike, as `n` calls of [`TrainSum::push`] would.
+    #[inline]
+    fn push_n(&mut self, (kind, payload): (Kind, u64), n: u64) {
+        self.count += n;
+        self.payload += n * payload;
+        self.wire_bytes += n * self.layer.packet_bytes(ext_bytes(kind, self.service), payload);
         self.first.get_or_insert(kind);
         self.last = Some(kind);
+    }
+
+    /// Adds packets `from..to` of a message of `total` packets, packet `i` being
+    /// `packet(i)`, as pushing each in turn would. Every packet but the message's first
+    /// and last is alike (neither first nor last, a full unit of payload), so those between
+    /// are summed at once: a train's cost does not grow with its length.
+    #[inline]
+    fn push_packets(&mut self, from: u64, to: u64, total: u64, packet: impl Fn(u64) -> (Kind, u64)) {
+        let mut i = from;
+        if i == 0 && i < to {
+            self.push(packet(0));
+            i = 1;
+        }
+        let mid_end = to.min(total.saturating_sub(1)).max(i);
+        if i < mid_end {
+            debug_assert!((i..mid_end).all(|j| packet(j) == packet(i)), "packets between the first and last are alike");
+            self.push_n(packet(i), mid_end - i);
+            i = mid_end;
+        }
+        while i < to {
+            self.push(packet(i));
+            i += 1;
+        }
     }
 
     /// The train's kind, from its first and last packets.
@@ -210,7 +239,9 @@ pub struct Adapter {
     rr: usize,
     /// Queue pairs.
     pub qps: Vec<Qp>,
-    chans: BTreeMap<u32, ChanEnd>,
+    /// Channel ends by channel number (a scenario numbers its channels densely from 0, so
+    /// a vector indexed by number, looked up per packet without a tree search).
+    chans: Vec<Option<ChanEnd>>,
     reassembly: BTreeMap<(u32, u64), u16>,
     completion_parts: BTreeMap<(u32, u64), u16>,
     next_wr: u64,
@@ -268,7 +299,7 @@ impl Adapter {
             tx_inflight: 0,
             rr: 0,
             qps: Vec::new(),
-            chans: BTreeMap::new(),
+            chans: Vec::new(),
             reassembly: BTreeMap::new(),
             completion_parts: BTreeMap::new(),
             next_wr: 0,
@@ -294,12 +325,22 @@ impl Adapter {
 
     /// Declares this adapter's end of a channel.
     pub fn add_chan(&mut self, chan: u32, end: ChanEnd) {
-        self.chans.insert(chan, end);
+        let i = chan as usize;
+        if self.chans.len() <= i {
+            self.chans.resize(i + 1, None);
+        }
+        self.chans[i] = Some(end);
     }
 
     /// The protocol channel `chan` runs, if the channel is known.
     pub fn chan_ulp(&self, chan: u32) -> Option<UlpId> {
-        self.chans.get(&chan).map(|c| c.ulp)
+        self.chan(chan).map(|c| c.ulp)
+    }
+
+    /// Channel `chan`'s end on this adapter, if it has one.
+    #[inline]
+    fn chan(&self, chan: u32) -> Option<&ChanEnd> {
+        self.chans.get(chan as usize).and_then(Option::as_ref)
     }
 
     /// The profile the adapter was built from.
@@ -319,7 +360,7 @@ impl Adapter {
         let a = &self.prof.adapter;
         let inline = matches!(op, Op::Send | Op::RdmaWrite)
             && bytes <= if self.inline_by_software {
-                let ulp = self.chans.get(&meta.chan).map_or(UlpId::Raw, |c| c.ulp);
+                let ulp = self.chan(meta.chan).map_or(UlpId::Raw, |c| c.ulp);
                 inline_limit(&self.prof, ulp, op)
             } else {
                 a.inline_bytes
@@ -379,7 +420,7 @@ impl Adapter {
 
     /// Posts the work requests carrying `m`, starting on the CPU at `t`; returns when the CPU is done.
     pub fn post_message(&mut self, m: Message, mut t: Time, ctx: &mut Ctx<'_, Ev>) -> Time {
-        let end = self.chans.get_mut(&m.chan).unwrap_or_else(|| panic!("node {}: no channel {}", self.index, m.chan));
+        let end = self.chans.get_mut(m.chan as usize).and_then(Option::as_mut).unwrap_or_else(|| panic!("node {}: no channel {}", self.index, m.chan));
         let msg_id = end.next_msg;
         end.next_msg += 1;
         let striped = matches!(end.ports, PortUse::Stripe { threshold } if m.bytes > threshold && end.qps.len() > 1
@@ -419,7 +460,7 @@ impl Adapter {
     /// channel's protocol is told (after the poll's detection delay if it polls); a raw
     /// channel's process is told once every part of the message is in.
     fn arrived(&mut self, at: Time, meta: MsgMeta, cqe: bool, ctx: &mut Ctx<'_, Ev>) {
-        let route = self.chans.get(&meta.chan).map(|c| (c.ulp, c.proc));
+        let route = self.chan(meta.chan).map(|c| (c.ulp, c.proc));
         if let Some((ulp, _)) = route.filter(|r| r.0 != UlpId::Raw) {
             let at = if ulp.polls() { at + self.costs.poll_detect } else { at };
             ctx.send_at(ctx.me(), at, Ev::Ulp { ulp, ev: UlpEv::Arrived { meta, packets: 1, bytes: 0, cqe } });
@@ -482,7 +523,7 @@ impl Adapter {
 
     /// True when channel `chan` belongs to a socket stack.
     fn sock_chan(&self, chan: u32) -> bool {
-        self.chans.get(&chan).is_some_and(|c| c.ulp == UlpId::Sock)
+        self.chan(chan).is_some_and(|c| c.ulp == UlpId::Sock)
     }
 
     /// Hands the engine the next packets of QP `q`: a *train* of up to [`Node::train_max`]
@@ -509,7 +550,7 @@ impl Adapter {
         // The packets of the train, summed as they are cut (no list kept).
         let mut pkts = TrainSum::new(service, link);
         let (wr_id, meta, psn, ack_req, atomic_rmw);
-        let mut local_done = None;
+        let mut local_done = false;
         let mut inline_data = false;
         if let Some(job) = qp.resp.front_mut() {
             // Responder traffic first: read responses and atomic ACKs.
@@ -524,10 +565,7 @@ impl Adapter {
                 RespKind::Read { len } => {
                     let total = len.div_ceil(mtu).max(1);
                     let k = train_len(train_max, total - job.sent);
-                    for j in 0..k {
-                        let i = job.sent + j;
-                        pkts.push((Kind::ReadResp { first: i == 0, last: i + 1 == total }, (len - i * mtu).min(mtu)));
-                    }
+                    pkts.push_packets(job.sent, job.sent + k, total, |i| (Kind::ReadResp { first: i == 0, last: i + 1 == total }, (len - i * mtu).min(mtu)));
                     job.sent += k;
                     atomic_rmw = false;
                     if job.sent == total {
@@ -568,15 +606,15 @@ impl Adapter {
                 engine += costs.tx_wqe;
             }
             inline_data = wr.inline;
-            for j in 0..k {
-                let i = head.sent + j;
-                let (first, last) = (i == 0, i + 1 == head.packets);
-                pkts.push(match wr.op {
+            let total = head.packets;
+            pkts.push_packets(head.sent, head.sent + k, total, |i| {
+                let (first, last) = (i == 0, i + 1 == total);
+                match wr.op {
                     Op::Send | Op::RdmaWrite => (Kind::Data { op: wr.op, first, last }, (wr.bytes - i * unit).min(unit)),
                     Op::RdmaRead => (Kind::ReadReq { len: wr.bytes }, 0),
                     Op::FetchAdd | Op::CmpSwap => (Kind::AtomicReq, 0),
-                });
-            }
+                }
+            });
             head.sent += k;
             let last = head.sent == head.packets;
             wr_id = wr.id;
@@ -586,9 +624,16 @@ impl Adapter {
             psn = first_psn + k - 1;
             qp.next_psn += k;
             // The requester asks for an ACK on the last packet of a message and every half
-            // window, so a long message never stalls on its own window.
+            // window, so a long message never stalls on its own window: when the train's
+            // PSNs `first_psn..=psn` reach a multiple of `half`, that is when
+            // `first_psn / half != (psn + 1) / half`, or (one division, or none for the
+            // power of two every profile has) `first_psn % half + k >= half`.
             let half = (a.rc_max_unacked_packets as u64 / 2).max(1);
-            ack_req = service == Service::Rc && (last || (first_psn / half != (psn + 1) / half));
+            ack_req = service == Service::Rc
+                && (last || {
+                    let rem = if half.is_power_of_two() { first_psn & (half - 1) } else { first_psn % half };
+                    rem + k >= half
+                });
             if last {
                 qp.sq.pop_front();
                 if wr.op.is_request_response() {
@@ -597,7 +642,8 @@ impl Adapter {
                 if service == Service::Rc && !wr.op.is_request_response() {
                     qp.unacked.push_back((psn, wr));
                 }
-                local_done = (service != Service::Rc && !wr.op.is_request_response()).then_some(wr.meta);
+                // The packet's `meta` is the request's (see `Cut::local_done`).
+                local_done = service != Service::Rc && !wr.op.is_request_response();
             }
         }
         let count = pkts.count;
@@ -638,7 +684,17 @@ impl Adapter {
 
     /// Sends the trains of `port` that are due now; otherwise makes sure an event will look
     /// again when the next one is.
+    #[inline]
     fn launch(&mut self, port: usize, ctx: &mut Ctx<'_, Ev>) {
+        // Nothing waiting (what `WireQueue::next` answers first), without the call.
+        if !self.wire[port].is_empty() {
+            self.launch_cuts(port, ctx);
+        }
+    }
+
+    /// [`Adapter::launch`] when trains are waiting.
+    #[inline(never)]
+    fn launch_cuts(&mut self, port: usize, ctx: &mut Ctx<'_, Ev>) {
         let now = ctx.now();
         loop {
             match self.wire[port].next(now) {
@@ -646,14 +702,16 @@ impl Adapter {
                     let prop = self.clocks[port].prop_ps;
                     let end = c.depart + c.ser;
                     let packets = c.pkt.count;
+                    let done = c.local_done.then_some(c.pkt.meta);
                     // Trains leave in the order they were cut: in order of arrival.
                     self.send_to_switch(port, c.depart + prop, c.ser, c.pkt, true, ctx);
-                    // The slot frees when the train has left; that event looks at the queue.
-                    ctx.send_at(ctx.me(), end, Ev::TxSlot { packets });
+                    // The slot frees when the train has left; that event looks at the queue,
+                    // then completes the request the train ended, if unacknowledged. One
+                    // event for both, in that order: as two events pushed back to back at one
+                    // time nothing else could run between them but the node's own catch-up to
+                    // that same time (stalls, bus, memory), which finds nothing new to do.
+                    ctx.send_at(ctx.me(), end, Ev::TxSlot { packets, done });
                     self.wire[port].woken_at(end);
-                    if let Some(meta) = c.local_done {
-                        ctx.send_at(ctx.me(), end, Ev::LocalDone { meta });
-                    }
                 }
                 Next::WakeAt(t) => {
                     ctx.send_at(ctx.me(), t, Ev::Depart { port: port as u8 });
@@ -737,7 +795,7 @@ impl Adapter {
         for meta in retired {
             self.complete_locally(t, meta, ctx);
             // A protocol that bounds its send queue hears of the free slot when it polls.
-            if let Some(c) = self.chans.get(&meta.chan).filter(|c| c.sq_free) {
+            if let Some(c) = self.chan(meta.chan).filter(|c| c.sq_free) {
                 let detect = t + self.costs.poll_detect;
                 ctx.send_at(ctx.me(), detect, Ev::Ulp { ulp: c.ulp, ev: UlpEv::SqFree { chan: meta.chan, qp: q as u32 } });
             }
@@ -752,7 +810,7 @@ impl Adapter {
             ctx.send_at(ctx.me(), cqe, Ev::Ulp { ulp, ev: UlpEv::Done { meta } });
             return;
         }
-        if let Some(end) = self.chans.get(&meta.chan).filter(|c| c.completions) {
+        if let Some(end) = self.chan(meta.chan).filter(|c| c.completions) {
             // A stripe's control message completes the message; data stripes do not.
             if meta.notify {
                 let proc = end.proc;
@@ -874,7 +932,7 @@ impl Adapter {
                         self.pump_tx(ctx);
                         return;
                     }
-                    let proc = self.chans.get(&pkt.meta.chan).map(|c| c.proc).unwrap_or(0);
+                    let proc = self.chan(pkt.meta.chan).map(|c| c.proc).unwrap_or(0);
                     self.notify(cqe, proc, Input::Completed { chan: pkt.meta.chan, tag: pkt.meta.tag, at: cqe }, true, ctx);
                     self.pump_tx(ctx);
                 }
@@ -950,5 +1008,35 @@ impl Adapter {
         let end = self.wire[port as usize].hold(until);
         let p = &mut self.port_free[port as usize];
         *p = (*p).max(end);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use interlab_kernel::Rng;
+
+    #[test]
+    fn a_train_summed_in_one_step_equals_its_packets_pushed_one_by_one() {
+        let mut rng = Rng::new(21);
+        let link = |layer| LinkSpec { lane_gbps: 2.5, lanes: 4, code: crate::hw::link::LineCode::B8B10, mtu_bytes: 2048, framing_bytes: 0, cable_m: 2.0, prop_ns_per_m: 5.0, layer };
+        for case in 0..3000 {
+            let layer = [LinkLayer::InfiniBand, LinkLayer::RoceV2][case % 2];
+            let service = [Service::Rc, Service::Uc, Service::Ud][case % 3];
+            let op = [Op::Send, Op::RdmaWrite][case / 2 % 2];
+            let unit = [256u64, 1024, 2048][case % 3];
+            let bytes = rng.next_u64() % (40 * unit) + 1;
+            let total = packets_for(op, bytes, unit);
+            let from = rng.next_u64() % total;
+            let to = from + 1 + rng.next_u64() % (total - from);
+            let packet = |i: u64| (Kind::Data { op, first: i == 0, last: i + 1 == total }, (bytes - i * unit).min(unit));
+            let (mut one, mut all) = (TrainSum::new(service, &link(layer)), TrainSum::new(service, &link(layer)));
+            for i in from..to {
+                one.push(packet(i));
+            }
+            all.push_packets(from, to, total, packet);
+            let got = (all.count, all.payload, all.wire_bytes, all.first, all.last);
+            assert_eq!(got, (one.count, one.payload, one.wire_bytes, one.first, one.last), "case {case}: {bytes} bytes, packets {from}..{to} of {total}");
+        }
     }
 }

@@ -28,15 +28,15 @@ pub enum Ev {
     WqeFetched { qp: u32, wr: Wr },
     /// A responder job is ready for the send engine.
     RespReady { qp: u32, job: RespJob },
-    /// Prepared packets left their port: the engine may prepare more.
-    TxSlot { packets: u32 },
+    /// Prepared packets left their port: the engine may prepare more. `done`: the train
+    /// ended an unacknowledged (UC/UD) request, which completes locally now (after the
+    /// engine has looked for more work, as a second event at the same time would).
+    TxSlot { packets: u32, done: Option<MsgMeta> },
     /// A train cut for adapter port `port` may be due to leave.
     Depart { port: u8 },
     /// Link-level flow control: the receiver of the link behind local port `port` has no
     /// buffer credit for new packets until `until` (picoseconds).
     Stall { port: u16, until: Time },
-    /// The last packet of an unacknowledged (UC/UD) request left: it completes locally.
-    LocalDone { meta: MsgMeta },
 }
 
 #[cfg(test)]

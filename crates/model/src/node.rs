@@ -206,10 +206,14 @@ impl Component<Ev> for Node {
             Ev::DoorbellWrite { qp, wr, bytes } => self.adapter.doorbell_write(qp, wr, bytes, ctx),
             Ev::WqeFetched { qp, wr } => self.adapter.wqe_fetched(qp, wr, ctx),
             Ev::RespReady { qp, job } => self.adapter.resp_ready(qp, job, ctx),
-            Ev::TxSlot { packets } => self.adapter.tx_slot(packets, ctx),
+            Ev::TxSlot { packets, done } => {
+                self.adapter.tx_slot(packets, ctx);
+                if let Some(meta) = done {
+                    self.adapter.local_done(meta, ctx);
+                }
+            }
             Ev::Depart { port } => self.adapter.depart(port, ctx),
             Ev::PktAtNode { pkt, .. } => self.adapter.receive(pkt, ctx),
-            Ev::LocalDone { meta } => self.adapter.local_done(meta, ctx),
             Ev::Stall { port, until } => self.adapter.stall(port, until),
             Ev::PktAtSwitch { .. } => unreachable!("switch event delivered to a node"),
         }

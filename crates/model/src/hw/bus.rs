@@ -97,6 +97,10 @@ impl Pipe {
     }
 
     /// Occupies the pipe for `wire_bytes` starting no earlier than `ready`; returns the end.
+    /// The common cases are inlined into the caller; the search for an earlier gap is a
+    /// call of its own ([`Pipe::reserve_in_gap`]), so that they do not pay its register
+    /// saves and stack frame.
+    #[inline]
     pub fn reserve(&mut self, ready: Time, wire_bytes: u64) -> Time {
         let dur = self.duration_ps(wire_bytes);
         self.busy_ps += dur;
@@ -106,7 +110,6 @@ impl Pipe {
         }
         // The common case: the pipe is idle from `ready` on (every interval ends by then).
         // The transfer goes last, merged with the last interval if it touches it.
-        let n = self.busy.len();
         match self.busy.back_mut() {
             None => {
                 self.busy.push_back((ready, ready + dur));
@@ -129,6 +132,14 @@ impl Pipe {
             }
             Some(_) => {}
         }
+        self.reserve_in_gap(ready, dur)
+    }
+
+    /// [`Pipe::reserve`] of `dur > 0` picoseconds when `ready` falls before the last booked
+    /// interval: the first gap long enough at or after `ready`.
+    #[inline(never)]
+    fn reserve_in_gap(&mut self, ready: Time, dur: Time) -> Time {
+        let n = self.busy.len();
         // Find the first gap of `dur` at or after `ready`.
         // Intervals are sorted and disjoint, so their ends are sorted too: skip every one
         // that ends by `ready` with a galloping search (callers may reserve far ahead).

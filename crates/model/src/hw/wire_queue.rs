@@ -11,7 +11,7 @@
 //! usual case at the end of the previous train, so back-to-back trains and trains with gaps
 //! cost no event of their own); otherwise it waits in the queue.
 
-use crate::transport::packet::{MsgMeta, Packet};
+use crate::transport::packet::Packet;
 use interlab_kernel::Time;
 use std::collections::VecDeque;
 
@@ -22,8 +22,10 @@ pub struct Cut {
     /// Serialisation time on the port's link.
     pub ser: Time,
     pub pkt: Packet,
-    /// The unacknowledged (UC/UD) request this train ends, completing when it has left.
-    pub local_done: Option<MsgMeta>,
+    /// The train ends an unacknowledged (UC/UD) request (the packet's `meta`), which
+    /// completes when it has left. A flag, not the request's `MsgMeta` again: a train is
+    /// copied out of the queue whole, and a smaller one is copied without a `memcpy` call.
+    pub local_done: bool,
 }
 
 /// One port's trains waiting to leave, in order.
@@ -108,12 +110,12 @@ impl WireQueue {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::transport::packet::{Kind, Service, UlpKind};
+    use crate::transport::packet::{Kind, MsgMeta, Service, UlpKind};
 
     fn cut(depart: Time, ser: Time) -> Cut {
         let meta = MsgMeta { chan: 0, tag: 0, msg_id: 0, parts: 1, bytes: 0, notify: false, ulp: UlpKind::Raw };
         let pkt = Packet { dst_node: 0, dst_port: 0, dst_qp: 0, kind: Kind::Ack, service: Service::Uc, psn: 0, ack_req: false, payload: 0, wire_bytes: 1, count: 1, wr_id: 0, meta };
-        Cut { depart, ser, pkt, local_done: None }
+        Cut { depart, ser, pkt, local_done: false }
     }
 
     #[test]
