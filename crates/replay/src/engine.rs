@@ -1,6 +1,6 @@
 //! The replay engine: a discrete-event simulation of closed-loop browsers and server tiers
 //! with cores, joined by links with connection pools, run by its own loop over its own
-//! queue (`queue.rs`: the kernel's `(time, seq)` order, think timers in a wheel). A workload
+//! queue (`queue.rs`: the kernel's `(time, seq)` order, events ahead in a wheel). A workload
 //! turns each request into a small program of steps (take a connection, send a message,
 //! run on a tier's cores, give the connection back, fork parallel image fetches); the
 //! engine executes the programs.
@@ -163,28 +163,41 @@ pub struct Outcome {
     pub end_time_s: f64,
 }
 
+/// A duration in ps as seconds (monotone: a longer duration is never fewer seconds).
+fn secs_of(d: Time) -> f64 {
+    d as f64 / PS_PER_S as f64
+}
+
 impl Outcome {
     /// Completions per second in the interval.
     pub fn throughput(&self) -> f64 {
         self.measured.len() as f64 / self.measure_s
     }
 
-    /// Response times (seconds) of class `c` (None = all), sorted.
-    pub fn times(&self, c: Option<usize>) -> Vec<f64> {
-        let mut v: Vec<f64> =
-            self.measured.iter().filter(|x| c.is_none_or(|c| x.class as usize == c)).map(|x| (x.end - x.start) as f64 / PS_PER_S as f64).collect();
-        v.sort_by(f64::total_cmp);
-        v
+    /// Response times (ps) of class `c` (None = all), unsorted.
+    fn durations(&self, c: Option<usize>) -> Vec<Time> {
+        self.measured.iter().filter(|x| c.is_none_or(|c| x.class as usize == c)).map(|x| x.end - x.start).collect()
     }
 
-    /// Nearest-rank percentile (0..100) of class `c`, seconds.
+    /// Response times (seconds) of class `c` (None = all), sorted. Sorted as integers (ps)
+    /// and then converted: the conversion keeps the order, so the list is the one sorting
+    /// the seconds gives, at the cost of an integer sort.
+    pub fn times(&self, c: Option<usize>) -> Vec<f64> {
+        let mut v = self.durations(c);
+        v.sort_unstable();
+        v.into_iter().map(secs_of).collect()
+    }
+
+    /// Nearest-rank percentile (0..100) of class `c`, seconds: the k-th least time, found
+    /// by selection (no sort).
     pub fn percentile(&self, c: Option<usize>, p: f64) -> Option<f64> {
-        let v = self.times(c);
+        let mut v = self.durations(c);
         if v.is_empty() {
             return None;
         }
         let k = ((p / 100.0 * v.len() as f64).ceil() as usize).clamp(1, v.len());
-        Some(v[k - 1])
+        let (_, &mut x, _) = v.select_nth_unstable(k - 1);
+        Some(secs_of(x))
     }
 
     /// Mean response time of class `c`, seconds.
@@ -392,7 +405,7 @@ impl Dc {
         }
         if !self.stopping {
             let t = self.wl.think(browser, &mut self.rngs[browser as usize]);
-            q.push_timer(now + t, Ev::Start(browser));
+            q.push(now + t, Ev::Start(browser));
         }
     }
 
@@ -649,7 +662,7 @@ pub fn run(cfg: &Config, wl: Box<dyn Workload>) -> Result<Outcome, String> {
     let mut start_rng = Rng::stream(cfg.seed, 0);
     for b in 0..cfg.browsers {
         let at = (start_rng.next_f64() * cfg.start_spread as f64) as Time;
-        q.push_timer(at, Ev::Start(b));
+        q.push(at, Ev::Start(b));
     }
     q.push(cfg.warmup + cfg.measure, Ev::End);
     let (mut events, mut now) = (0u64, 0 as Time);
@@ -719,6 +732,32 @@ mod tests {
             }
         }
         assert_eq!(take_core(&mut [], 5, 3), 8);
+    }
+
+    /// Times sorted as integers and percentiles by selection equal sorting the seconds
+    /// (the definition they replace), ties and all.
+    #[test]
+    fn times_and_percentiles_equal_sorting_the_seconds() {
+        let mut rng = Rng::stream(3, 0);
+        let measured: Vec<Completion> = (0..5000)
+            .map(|_| {
+                let start = rng.below(1 << 40);
+                // Many equal durations, and some a few ps apart (equal as seconds or not).
+                let d = [rng.below(50) * 1_000_000_000, rng.below(1 << 45), 7 + rng.below(3)][rng.below(3) as usize];
+                Completion { class: rng.below(3) as u16, start, end: start + d, marks: [0; MARKS] }
+            })
+            .collect();
+        let o = Outcome { classes: vec![], issued: 0, completed: 0, in_flight: 0, measured, measure_s: 1.0, tier_busy_s: vec![], tier_util: vec![], tier_net_busy_s: vec![], messages: 0, idle_penalties: 0, connects: 0, events: 0, end_time_s: 0.0 };
+        for c in [None, Some(0), Some(2), Some(7)] {
+            let mut want: Vec<f64> = o.measured.iter().filter(|x| c.is_none_or(|c| x.class as usize == c)).map(|x| (x.end - x.start) as f64 / PS_PER_S as f64).collect();
+            want.sort_by(f64::total_cmp);
+            let got = o.times(c);
+            assert_eq!(got.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), want.iter().map(|x| x.to_bits()).collect::<Vec<_>>());
+            for p in [0.0, 0.01, 50.0, 90.0, 99.0, 99.99, 100.0] {
+                let k = ((p / 100.0 * want.len() as f64).ceil() as usize).clamp(1, want.len().max(1));
+                assert_eq!(o.percentile(c, p).map(f64::to_bits), want.get(k - 1).map(|x| x.to_bits()), "class {c:?} p {p}");
+            }
+        }
     }
 
     /// `program_end` finds the `Join` of a forked program, skipping forks inside it.
