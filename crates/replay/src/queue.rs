@@ -188,7 +188,8 @@ impl<E: Copy> Queue<E> {
     /// within reach, else into the heap. At saturation a tier's cores are booked far
     /// ahead, and the events waiting for them (thousands) would deepen the heap that every
     /// pop walks; in the wheel they cost a list push now and a place in one bucket's sort.
-    #[inline]
+    /// Inlined: the event is built in registers (see [`Heap::push`]).
+    #[inline(always)]
     pub(crate) fn push(&mut self, time: Time, ev: E) {
         debug_assert!(time >= self.now, "time runs back");
         let seq = self.next_seq;
