@@ -23,6 +23,7 @@
 use crate::msgcost::{us, MsgMemo};
 use crate::netcost::NetCost;
 use crate::queue::{slab_put, Queue};
+use crate::runs::{Run, Runs};
 use interlab_kernel::{Rng, Time, PS_PER_S};
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -265,7 +266,10 @@ struct Pool {
 struct Flow {
     /// The request's program (an index into `Dc::programs`), shared by the programs it forks.
     prog: u32,
-    /// The next step, and the end of this flow's steps (its `Join`, or the program's end).
+    /// The chunk of `Dc::chunks` the program is in.
+    chunk: u32,
+    /// The next step, and the end of this flow's steps (its `Join`, or the program's end),
+    /// as places in the chunk.
     pc: u32,
     end: u32,
     /// The flow that forked this one, or `NONE`.
@@ -322,10 +326,12 @@ struct Dc {
     pools: Vec<Pool>,
     flows: Vec<Flow>,
     free_flows: Vec<u32>,
-    /// The programs of requests in progress (the places of finished ones, empty, listed in
-    /// `free_programs`).
-    programs: Vec<Box<[Step]>>,
+    /// The programs of requests in progress: each one's run in `runs` and its length (the
+    /// places of finished ones listed in `free_programs`).
+    programs: Vec<(Run, u32)>,
     free_programs: Vec<u32>,
+    /// The steps of the programs in progress.
+    runs: Runs,
     /// Where the workload writes a request's program.
     scratch: Vec<Step>,
     stopping: bool,
@@ -396,7 +402,8 @@ impl Dc {
             return;
         }
         // The request is done, and every flow it forked before it: its program is freed.
-        self.programs[prog as usize] = Box::default();
+        let (run, len) = self.programs[prog as usize];
+        self.runs.free(run, len as usize);
         self.free_programs.push(prog);
         self.completed += 1;
         let (w0, w1) = (self.cfg.warmup, self.cfg.warmup + self.cfg.measure);
@@ -418,7 +425,7 @@ impl Dc {
             }
             let pc = flow.pc;
             flow.pc += 1;
-            match self.programs[flow.prog as usize][pc as usize] {
+            match self.runs.chunk(flow.chunk)[pc as usize] {
                 Step::Mark(k) => flow.marks[k as usize % MARKS] = now,
                 Step::Acquire { link, slot } => {
                     let l = link as usize;
@@ -497,14 +504,16 @@ impl Dc {
                     if n == 0 {
                         continue;
                     }
-                    let (prog, browser, class, start) = (flow.prog, flow.browser, flow.class, flow.start);
+                    let (prog, chunk, browser, class, start) = (flow.prog, flow.chunk, flow.browser, flow.class, flow.start);
                     flow.pending = n;
                     // The forked programs follow the `Fork`, each up to its `Join`.
                     let mut at = pc as usize + 1;
                     for _ in 0..n {
-                        let end = program_end(&self.programs[prog as usize], at);
+                        let ((_, base), len) = self.programs[prog as usize];
+                        let end = program_end(&self.runs.chunk(chunk)[..(base + len) as usize], at);
                         let cf = self.new_flow(Flow {
                             prog,
+                            chunk,
                             pc: at as u32,
                             end: end as u32,
                             parent: f,
@@ -536,18 +545,20 @@ impl Dc {
                 if self.stopping {
                     return true;
                 }
-                // Built in a vector kept from request to request, then copied to one of
-                // its exact size (a request's program lives until it completes, and
+                // Built in a vector kept from request to request, then copied to a run
+                // of its size class (a request's program lives until it completes, and
                 // thousands may be waiting at once).
                 self.scratch.clear();
                 let class = self.wl.next(b, now, &mut self.rngs[b as usize], &mut self.scratch);
-                let steps: Box<[Step]> = self.scratch.as_slice().into();
-                let end = steps.len() as u32;
-                let p = slab_put(&mut self.programs, &mut self.free_programs, steps);
+                let len = self.scratch.len();
+                let (chunk, base) = self.runs.put(&self.scratch);
+                let p = slab_put(&mut self.programs, &mut self.free_programs, ((chunk, base), len as u32));
+                let end = base + len as u32;
                 self.issued += 1;
                 let f = self.new_flow(Flow {
                     prog: p,
-                    pc: 0,
+                    chunk,
+                    pc: base,
                     end,
                     parent: NONE,
                     pending: 0,
@@ -572,7 +583,7 @@ impl Dc {
                 self.net_busy[receiver] += net as u128;
                 let mut dur = net;
                 if fl.pc < fl.end {
-                    if let Step::Cpu { tier, ns } = self.programs[fl.prog as usize][fl.pc as usize] {
+                    if let Step::Cpu { tier, ns } = self.runs.chunk(fl.chunk)[fl.pc as usize] {
                         if tier as usize == receiver {
                             dur += ns * 1000;
                             fl.pc += 1;
@@ -648,6 +659,7 @@ pub fn run(cfg: &Config, wl: Box<dyn Workload>) -> Result<Outcome, String> {
         free_flows: Vec::new(),
         programs: Vec::new(),
         free_programs: Vec::new(),
+        runs: Runs::new(),
         scratch: Vec::new(),
         stopping: false,
         issued: 0,
