@@ -1,6 +1,6 @@
 //! The replay engine: a discrete-event simulation of closed-loop browsers and server tiers
 //! with cores, joined by links with connection pools, run by its own loop over its own
-//! queue (`queue.rs`: the kernel's `(time, seq)` order, think timers in a wheel). A workload
+//! queue (`queue.rs`: the kernel's `(time, seq)` order, events ahead in a wheel). A workload
 //! turns each request into a small program of steps (take a connection, send a message,
 //! run on a tier's cores, give the connection back, fork parallel image fetches); the
 //! engine executes the programs.
@@ -23,6 +23,7 @@
 use crate::msgcost::{us, MsgMemo};
 use crate::netcost::NetCost;
 use crate::queue::{slab_put, Queue};
+use crate::runs::{Run, Runs};
 use interlab_kernel::{Rng, Time, PS_PER_S};
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -163,28 +164,41 @@ pub struct Outcome {
     pub end_time_s: f64,
 }
 
+/// A duration in ps as seconds (monotone: a longer duration is never fewer seconds).
+fn secs_of(d: Time) -> f64 {
+    d as f64 / PS_PER_S as f64
+}
+
 impl Outcome {
     /// Completions per second in the interval.
     pub fn throughput(&self) -> f64 {
         self.measured.len() as f64 / self.measure_s
     }
 
-    /// Response times (seconds) of class `c` (None = all), sorted.
-    pub fn times(&self, c: Option<usize>) -> Vec<f64> {
-        let mut v: Vec<f64> =
-            self.measured.iter().filter(|x| c.is_none_or(|c| x.class as usize == c)).map(|x| (x.end - x.start) as f64 / PS_PER_S as f64).collect();
-        v.sort_by(f64::total_cmp);
-        v
+    /// Response times (ps) of class `c` (None = all), unsorted.
+    fn durations(&self, c: Option<usize>) -> Vec<Time> {
+        self.measured.iter().filter(|x| c.is_none_or(|c| x.class as usize == c)).map(|x| x.end - x.start).collect()
     }
 
-    /// Nearest-rank percentile (0..100) of class `c`, seconds.
+    /// Response times (seconds) of class `c` (None = all), sorted. Sorted as integers (ps)
+    /// and then converted: the conversion keeps the order, so the list is the one sorting
+    /// the seconds gives, at the cost of an integer sort.
+    pub fn times(&self, c: Option<usize>) -> Vec<f64> {
+        let mut v = self.durations(c);
+        v.sort_unstable();
+        v.into_iter().map(secs_of).collect()
+    }
+
+    /// Nearest-rank percentile (0..100) of class `c`, seconds: the k-th least time, found
+    /// by selection (no sort).
     pub fn percentile(&self, c: Option<usize>, p: f64) -> Option<f64> {
-        let v = self.times(c);
+        let mut v = self.durations(c);
         if v.is_empty() {
             return None;
         }
         let k = ((p / 100.0 * v.len() as f64).ceil() as usize).clamp(1, v.len());
-        Some(v[k - 1])
+        let (_, &mut x, _) = v.select_nth_unstable(k - 1);
+        Some(secs_of(x))
     }
 
     /// Mean response time of class `c`, seconds.
@@ -252,7 +266,10 @@ struct Pool {
 struct Flow {
     /// The request's program (an index into `Dc::programs`), shared by the programs it forks.
     prog: u32,
-    /// The next step, and the end of this flow's steps (its `Join`, or the program's end).
+    /// The chunk of `Dc::chunks` the program is in.
+    chunk: u32,
+    /// The next step, and the end of this flow's steps (its `Join`, or the program's end),
+    /// as places in the chunk.
     pc: u32,
     end: u32,
     /// The flow that forked this one, or `NONE`.
@@ -309,10 +326,12 @@ struct Dc {
     pools: Vec<Pool>,
     flows: Vec<Flow>,
     free_flows: Vec<u32>,
-    /// The programs of requests in progress (the places of finished ones, empty, listed in
-    /// `free_programs`).
-    programs: Vec<Box<[Step]>>,
+    /// The programs of requests in progress: each one's run in `runs` and its length (the
+    /// places of finished ones listed in `free_programs`).
+    programs: Vec<(Run, u32)>,
     free_programs: Vec<u32>,
+    /// The steps of the programs in progress.
+    runs: Runs,
     /// Where the workload writes a request's program.
     scratch: Vec<Step>,
     stopping: bool,
@@ -383,7 +402,8 @@ impl Dc {
             return;
         }
         // The request is done, and every flow it forked before it: its program is freed.
-        self.programs[prog as usize] = Box::default();
+        let (run, len) = self.programs[prog as usize];
+        self.runs.free(run, len as usize);
         self.free_programs.push(prog);
         self.completed += 1;
         let (w0, w1) = (self.cfg.warmup, self.cfg.warmup + self.cfg.measure);
@@ -392,7 +412,7 @@ impl Dc {
         }
         if !self.stopping {
             let t = self.wl.think(browser, &mut self.rngs[browser as usize]);
-            q.push_timer(now + t, Ev::Start(browser));
+            q.push(now + t, Ev::Start(browser));
         }
     }
 
@@ -405,7 +425,7 @@ impl Dc {
             }
             let pc = flow.pc;
             flow.pc += 1;
-            match self.programs[flow.prog as usize][pc as usize] {
+            match self.runs.chunk(flow.chunk)[pc as usize] {
                 Step::Mark(k) => flow.marks[k as usize % MARKS] = now,
                 Step::Acquire { link, slot } => {
                     let l = link as usize;
@@ -484,14 +504,16 @@ impl Dc {
                     if n == 0 {
                         continue;
                     }
-                    let (prog, browser, class, start) = (flow.prog, flow.browser, flow.class, flow.start);
+                    let (prog, chunk, browser, class, start) = (flow.prog, flow.chunk, flow.browser, flow.class, flow.start);
                     flow.pending = n;
                     // The forked programs follow the `Fork`, each up to its `Join`.
                     let mut at = pc as usize + 1;
                     for _ in 0..n {
-                        let end = program_end(&self.programs[prog as usize], at);
+                        let ((_, base), len) = self.programs[prog as usize];
+                        let end = program_end(&self.runs.chunk(chunk)[..(base + len) as usize], at);
                         let cf = self.new_flow(Flow {
                             prog,
+                            chunk,
                             pc: at as u32,
                             end: end as u32,
                             parent: f,
@@ -523,18 +545,20 @@ impl Dc {
                 if self.stopping {
                     return true;
                 }
-                // Built in a vector kept from request to request, then copied to one of
-                // its exact size (a request's program lives until it completes, and
+                // Built in a vector kept from request to request, then copied to a run
+                // of its size class (a request's program lives until it completes, and
                 // thousands may be waiting at once).
                 self.scratch.clear();
                 let class = self.wl.next(b, now, &mut self.rngs[b as usize], &mut self.scratch);
-                let steps: Box<[Step]> = self.scratch.as_slice().into();
-                let end = steps.len() as u32;
-                let p = slab_put(&mut self.programs, &mut self.free_programs, steps);
+                let len = self.scratch.len();
+                let (chunk, base) = self.runs.put(&self.scratch);
+                let p = slab_put(&mut self.programs, &mut self.free_programs, ((chunk, base), len as u32));
+                let end = base + len as u32;
                 self.issued += 1;
                 let f = self.new_flow(Flow {
                     prog: p,
-                    pc: 0,
+                    chunk,
+                    pc: base,
                     end,
                     parent: NONE,
                     pending: 0,
@@ -559,7 +583,7 @@ impl Dc {
                 self.net_busy[receiver] += net as u128;
                 let mut dur = net;
                 if fl.pc < fl.end {
-                    if let Step::Cpu { tier, ns } = self.programs[fl.prog as usize][fl.pc as usize] {
+                    if let Step::Cpu { tier, ns } = self.runs.chunk(fl.chunk)[fl.pc as usize] {
                         if tier as usize == receiver {
                             dur += ns * 1000;
                             fl.pc += 1;
@@ -635,6 +659,7 @@ pub fn run(cfg: &Config, wl: Box<dyn Workload>) -> Result<Outcome, String> {
         free_flows: Vec::new(),
         programs: Vec::new(),
         free_programs: Vec::new(),
+        runs: Runs::new(),
         scratch: Vec::new(),
         stopping: false,
         issued: 0,
@@ -649,7 +674,7 @@ pub fn run(cfg: &Config, wl: Box<dyn Workload>) -> Result<Outcome, String> {
     let mut start_rng = Rng::stream(cfg.seed, 0);
     for b in 0..cfg.browsers {
         let at = (start_rng.next_f64() * cfg.start_spread as f64) as Time;
-        q.push_timer(at, Ev::Start(b));
+        q.push(at, Ev::Start(b));
     }
     q.push(cfg.warmup + cfg.measure, Ev::End);
     let (mut events, mut now) = (0u64, 0 as Time);
@@ -719,6 +744,32 @@ mod tests {
             }
         }
         assert_eq!(take_core(&mut [], 5, 3), 8);
+    }
+
+    /// Times sorted as integers and percentiles by selection equal sorting the seconds
+    /// (the definition they replace), ties and all.
+    #[test]
+    fn times_and_percentiles_equal_sorting_the_seconds() {
+        let mut rng = Rng::stream(3, 0);
+        let measured: Vec<Completion> = (0..5000)
+            .map(|_| {
+                let start = rng.below(1 << 40);
+                // Many equal durations, and some a few ps apart (equal as seconds or not).
+                let d = [rng.below(50) * 1_000_000_000, rng.below(1 << 45), 7 + rng.below(3)][rng.below(3) as usize];
+                Completion { class: rng.below(3) as u16, start, end: start + d, marks: [0; MARKS] }
+            })
+            .collect();
+        let o = Outcome { classes: vec![], issued: 0, completed: 0, in_flight: 0, measured, measure_s: 1.0, tier_busy_s: vec![], tier_util: vec![], tier_net_busy_s: vec![], messages: 0, idle_penalties: 0, connects: 0, events: 0, end_time_s: 0.0 };
+        for c in [None, Some(0), Some(2), Some(7)] {
+            let mut want: Vec<f64> = o.measured.iter().filter(|x| c.is_none_or(|c| x.class as usize == c)).map(|x| (x.end - x.start) as f64 / PS_PER_S as f64).collect();
+            want.sort_by(f64::total_cmp);
+            let got = o.times(c);
+            assert_eq!(got.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), want.iter().map(|x| x.to_bits()).collect::<Vec<_>>());
+            for p in [0.0, 0.01, 50.0, 90.0, 99.0, 99.99, 100.0] {
+                let k = ((p / 100.0 * want.len() as f64).ceil() as usize).clamp(1, want.len().max(1));
+                assert_eq!(o.percentile(c, p).map(f64::to_bits), want.get(k - 1).map(|x| x.to_bits()), "class {c:?} p {p}");
+            }
+        }
     }
 
     /// `program_end` finds the `Join` of a forked program, skipping forks inside it.

@@ -6,6 +6,7 @@
 pub mod engine;
 mod msgcost;
 mod queue;
+mod runs;
 pub mod netcost;
 pub mod spec;
 pub mod table;

@@ -3,15 +3,17 @@
 //!
 //! Most pending events of a replay are browsers thinking: thousands of `Start` timers a
 //! fraction of a second to seconds ahead, against a few hundred events of the requests in
-//! progress. Timers ([`Queue::push_timer`]) therefore wait in a timer wheel (buckets of
-//! [`BUCKET_PS`], a ring of [`WHEEL_BUCKETS`]) and only the events of requests in progress
-//! in a heap, which stays small and in the caches. When the wheel's earliest bucket
+//! progress. Events ahead of the bucket being popped therefore wait in a timer wheel
+//! (buckets of [`BUCKET_PS`], a ring of [`WHEEL_BUCKETS`]) and only the events of requests
+//! in progress due soon in a heap, which stays small and in the caches. When the wheel's earliest bucket
 //! comes due it is sorted once into a run popped from its end; each pop takes the earlier
-//! of the heap's least and that run's least by `(time, seq)`. A timer due in the bucket
+//! of the heap's least and that run's least by `(time, seq)`. An event due in the bucket
 //! being popped (or an earlier one), or beyond the wheel's reach, goes into the heap: any
-//! event may wait in either structure, the order of pops is fixed by the keys alone.
-//! Events pushed for the current instant itself (a request's forked programs, a
-//! connection handed to a waiter) skip the heap: they wait in a first-in first-out list,
+//! event may wait in either structure, the order of pops is fixed by the keys alone. (The
+//! wheel took think timers only until a request waiting for a tier's cores booked far
+//! ahead at saturation went there too: thousands of them had deepened the heap.) Events
+//! pushed for the current instant itself (a request's forked programs, a connection
+//! handed to a waiter) skip the heap: they wait in a first-in first-out list,
 //! which is in `(time, seq)` order by construction.
 
 use interlab_kernel::Time;
@@ -181,8 +183,13 @@ impl<E: Copy> Queue<E> {
         Queue { next_seq: 0, heap: Heap::new(), buckets: vec![NO_SLOT; WHEEL_BUCKETS as usize], slots: Vec::new(), free_slots: Vec::new(), in_buckets: 0, cur: 0, ready: Vec::new(), now: 0, at_now: VecDeque::new() }
     }
 
-    /// Schedules `ev` at `time` (not before the last event popped).
-    #[inline]
+    /// Schedules `ev` at `time` (not before the last event popped): with the events for
+    /// now if at now, into the wheel if in a bucket ahead of the one being popped and
+    /// within reach, else into the heap. At saturation a tier's cores are booked far
+    /// ahead, and the events waiting for them (thousands) would deepen the heap that every
+    /// pop walks; in the wheel they cost a list push now and a place in one bucket's sort.
+    /// Inlined: the event is built in registers (see [`Heap::push`]).
+    #[inline(always)]
     pub(crate) fn push(&mut self, time: Time, ev: E) {
         debug_assert!(time >= self.now, "time runs back");
         let seq = self.next_seq;
@@ -190,25 +197,16 @@ impl<E: Copy> Queue<E> {
         if time == self.now {
             self.at_now.push_back(Entry { time, seq, ev });
         } else {
-            self.heap.push(Entry { time, seq, ev });
+            let b = time >> BUCKET_SHIFT;
+            if b > self.cur && b - self.cur < WHEEL_BUCKETS {
+                let head = &mut self.buckets[(b % WHEEL_BUCKETS) as usize];
+                let e = (Entry { time, seq, ev }, *head);
+                *head = slab_put(&mut self.slots, &mut self.free_slots, e);
+                self.in_buckets += 1;
+            } else {
+                self.heap.push(Entry { time, seq, ev });
+            }
         }
-    }
-
-    /// Schedules `ev` at `time`, an event likely far ahead (a think timer): into the wheel
-    /// if its bucket is ahead of the one being popped and within reach, else the heap.
-    /// Pops come in the same order as if it were [`Queue::push`]ed.
-    #[inline]
-    pub(crate) fn push_timer(&mut self, time: Time, ev: E) {
-        let b = time >> BUCKET_SHIFT;
-        if b <= self.cur || b - self.cur >= WHEEL_BUCKETS {
-            return self.push(time, ev);
-        }
-        let seq = self.next_seq;
-        self.next_seq += 1;
-        let head = &mut self.buckets[(b % WHEEL_BUCKETS) as usize];
-        let e = (Entry { time, seq, ev }, *head);
-        *head = slab_put(&mut self.slots, &mut self.free_slots, e);
-        self.in_buckets += 1;
     }
 
     /// Makes `ready` hold the wheel's earliest entries if it is empty and the wheel is not.
@@ -294,7 +292,7 @@ mod tests {
     use super::*;
     use interlab_kernel::{EventQueue, Rng};
 
-    /// Random pushes (plain and timer, far and near, equal times) interleaved with pops:
+    /// Random pushes (far and near, equal times) interleaved with pops:
     /// the order of pops is the kernel queue's, event for event.
     #[test]
     fn pops_in_the_kernels_order() {
@@ -307,7 +305,7 @@ mod tests {
             // A backlog, like thousands of browsers thinking.
             for _ in 0..5000 {
                 let t = (rng.next_f64() * (WHEEL_BUCKETS * BUCKET_PS) as f64) as Time;
-                q.push_timer(t, id);
+                q.push(t, id);
                 k.push(t, id);
                 id += 1;
             }
@@ -329,13 +327,9 @@ mod tests {
                         (WHEEL_BUCKETS + rng.below(3)) * BUCKET_PS - 1 + rng.below(3) * BUCKET_PS
                     };
                     let t = now + delay;
-                    if rng.next_f64() < 0.7 {
-                        let before = q.in_buckets;
-                        q.push_timer(t, id);
-                        timers_in_wheel += (q.in_buckets > before) as u64;
-                    } else {
-                        q.push(t, id);
-                    }
+                    let before = q.in_buckets;
+                    q.push(t, id);
+                    timers_in_wheel += (q.in_buckets > before) as u64;
                     k.push(t, id);
                     id += 1;
                 }
@@ -360,26 +354,26 @@ mod tests {
         }
     }
 
-    /// A timer for the bucket being popped, or beyond the ring's reach, goes into the heap;
+    /// An event for the bucket being popped, or beyond the ring's reach, goes into the heap;
     /// one ahead within reach into the wheel.
     #[test]
-    fn timers_outside_the_wheels_reach_go_into_the_heap() {
+    fn events_outside_the_wheels_reach_go_into_the_heap() {
         let mut q: Queue<u32> = Queue::new();
-        q.push_timer(5, 0); // bucket 0: the one being popped
+        q.push(5, 0); // bucket 0: the one being popped
         assert_eq!((q.heap.len(), q.in_buckets), (1, 0));
-        q.push_timer(BUCKET_PS, 1);
+        q.push(BUCKET_PS, 1);
         assert_eq!((q.heap.len(), q.in_buckets), (1, 1));
-        q.push_timer(WHEEL_BUCKETS * BUCKET_PS, 2); // a whole ring ahead
+        q.push(WHEEL_BUCKETS * BUCKET_PS, 2); // a whole ring ahead
         assert_eq!((q.heap.len(), q.in_buckets), (2, 1));
         assert_eq!(q.pop(), Some((5, 0)));
         assert_eq!(q.pop(), Some((BUCKET_PS, 1)));
-        // Bucket 1 is being popped now: a timer in it goes into the heap, one for this very
+        // Bucket 1 is being popped now: an event in it goes into the heap, one for this very
         // instant with the events for now, behind one pushed for it before.
-        q.push_timer(BUCKET_PS + 7, 3);
+        q.push(BUCKET_PS + 7, 3);
         assert_eq!((q.heap.len(), q.in_buckets), (2, 0));
         q.push(BUCKET_PS + 9, 4);
         assert_eq!(q.pop(), Some((BUCKET_PS + 7, 3)));
-        q.push_timer(BUCKET_PS + 7, 5);
+        q.push(BUCKET_PS + 7, 5);
         q.push(BUCKET_PS + 7, 6);
         assert_eq!((q.heap.len(), q.at_now.len()), (2, 2));
         assert_eq!(q.pop(), Some((BUCKET_PS + 7, 5)));
