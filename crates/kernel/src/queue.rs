@@ -21,6 +21,7 @@
 //! them (the model's events are 128 bytes).
 
 use crate::Time;
+use std::mem::MaybeUninit;
 
 /// An event taken from the queue.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -127,7 +128,9 @@ pub struct EventQueue<E> {
     nodes: Vec<Node>,
     /// Per slot: the sequence number (read only by [`EventQueue::pop`] and a rebuild).
     seqs: Vec<u64>,
-    slab: Vec<Option<E>>,
+    /// Per slot: the payload, initialised exactly while the slot's event is pending (the
+    /// buckets list them; [`Drop`] drops them).
+    slab: Vec<MaybeUninit<E>>,
     /// First node of the list of free slots, linked through `next`; [`NO_FREE`] if none.
     free: u32,
     /// Pending events.
@@ -140,6 +143,21 @@ pub struct EventQueue<E> {
 impl<E> Default for EventQueue<E> {
     fn default() -> Self {
         Self::new()
+    }
+}
+
+impl<E> Drop for EventQueue<E> {
+    /// Drops the payloads of the pending events (the only initialised slots).
+    fn drop(&mut self) {
+        if !std::mem::needs_drop::<E>() {
+            return;
+        }
+        for b in 0..BUCKETS {
+            for n in self.nodes_of(b) {
+                // SAFETY: a pending event's slot holds its payload, dropped once here.
+                unsafe { self.slab[n as usize - BUCKETS].assume_init_drop() };
+            }
+        }
     }
 }
 
@@ -197,7 +215,7 @@ impl<E> EventQueue<E> {
             // SAFETY: a free node is a slot's (`n >= BUCKETS`), and every slot has its
             // payload and sequence entries.
             unsafe {
-                *self.slab.get_unchecked_mut(s) = Some(event);
+                self.slab.get_unchecked_mut(s).write(event);
                 *self.seqs.get_unchecked_mut(s) = seq;
             }
             let node = self.node_mut(n);
@@ -221,10 +239,10 @@ impl<E> EventQueue<E> {
     fn grow(&mut self, time: Time, tag: u32, seq: u64, event: E) -> u32 {
         assert!(self.slab.len() < MAX_SLOTS, "more than 2^32 - {BUCKETS} pending events");
         let n = self.nodes.len() as u32;
-        self.slab.push(Some(event));
+        self.slab.push(MaybeUninit::new(event));
         self.nodes.push(Node { time, next: 0, tag });
         self.seqs.push(seq);
-        self.prefetch = self.slab.len() * std::mem::size_of::<Option<E>>() >= PREFETCH_FROM_BYTES;
+        self.prefetch = self.slab.len() * std::mem::size_of::<E>() >= PREFETCH_FROM_BYTES;
         n
     }
 
@@ -309,7 +327,9 @@ impl<E> EventQueue<E> {
     #[inline]
     pub fn pop(&mut self) -> Option<Scheduled<E>> {
         let (time, slot) = self.pop_until(Time::MAX)?;
-        Some(Scheduled { time, seq: self.seqs[slot as usize], event: self.take(slot) })
+        let seq = self.seqs[slot as usize];
+        // SAFETY: `slot` was just popped, and is taken once.
+        Some(Scheduled { time, seq, event: unsafe { self.take(slot) } })
     }
 
     /// Removes the earliest event if it fires at or before `until` (a later one stays queued,
@@ -317,7 +337,7 @@ impl<E> EventQueue<E> {
     /// Split from `take` so the run loop copies a large payload one time fewer on its way to
     /// the handler.
     #[inline]
-    pub(crate) fn pop_until(&mut self, until: Time) -> Option<(Time, u32)> {
+    fn pop_until(&mut self, until: Time) -> Option<(Time, u32)> {
         let n = loop {
             // The lowest non-empty bucket of the lowest level.
             let b = self.low;
@@ -373,23 +393,31 @@ impl<E> EventQueue<E> {
         Some((self.cur, n - BUCKETS as u32))
     }
 
-    /// Takes the payload of a popped event out of its slot and frees the slot. Call it right
-    /// after the pop, once per popped event.
+    /// Removes the earliest event if it fires at or before `until` (a later one stays
+    /// queued, untouched); returns its time, the tag it was pushed with and its payload.
     #[inline]
-    pub(crate) fn take(&mut self, slot: u32) -> E {
+    pub(crate) fn pop_tagged_until(&mut self, until: Time) -> Option<(Time, u32, E)> {
+        let (time, slot) = self.pop_until(until)?;
+        let tag = self.node(slot + BUCKETS as u32).tag;
+        // SAFETY: `slot` was just popped, and is taken once.
+        Some((time, tag, unsafe { self.take(slot) }))
+    }
+
+    /// Takes the payload of a popped event out of its slot and frees the slot.
+    ///
+    /// # Safety
+    /// `slot` must be the one the last [`EventQueue::pop_until`] returned, taken once: its
+    /// payload is then initialised, and is not read again.
+    #[inline]
+    unsafe fn take(&mut self, slot: u32) -> E {
         let n = slot + BUCKETS as u32;
         let free = self.free;
         self.node_mut(n).next = free;
         self.free = n;
         self.pending -= 1;
-        self.slab[slot as usize].take().expect("slot of a popped event holds its payload")
-    }
-
-    /// Like [`EventQueue::take`], with the tag the event was pushed with.
-    #[inline]
-    pub(crate) fn take_tagged(&mut self, slot: u32) -> (u32, E) {
-        let tag = self.nodes[slot as usize + BUCKETS].tag;
-        (tag, self.take(slot))
+        debug_assert!((slot as usize) < self.slab.len());
+        // SAFETY: the caller's contract; the slot exists (popped slots are the slab's).
+        unsafe { self.slab.get_unchecked(slot as usize).assume_init_read() }
     }
 
     /// Asks the CPU to start loading the payload of the likely next event (the front of
@@ -411,7 +439,7 @@ impl<E> EventQueue<E> {
         unsafe {
             use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
             _mm_prefetch::<_MM_HINT_T0>(p as *const i8);
-            _mm_prefetch::<_MM_HINT_T0>((p as *const i8).wrapping_add(std::mem::size_of::<Option<E>>() - 1));
+            _mm_prefetch::<_MM_HINT_T0>((p as *const i8).wrapping_add(std::mem::size_of::<E>().max(1) - 1));
         }
         #[cfg(not(target_arch = "x86_64"))]
         let _ = p;
@@ -478,7 +506,6 @@ impl<E> EventQueue<E> {
         let mut owner = vec![0u8; self.slab.len()];
         for &s in &pending {
             owner[s as usize] += 1;
-            assert!(self.slab[s as usize].is_some(), "live slot {s} empty");
             assert!(self.seqs[s as usize] < self.next_seq);
         }
         let mut f = self.free;
@@ -487,7 +514,6 @@ impl<E> EventQueue<E> {
             let slot = (f as usize) - BUCKETS;
             owner[slot] += 1;
             assert!(owner[slot] == 1, "free slot {slot} listed twice or also pending");
-            assert!(self.slab[slot].is_none(), "free slot {slot} filled");
             f = self.node(f).next;
         }
         // Every stored link is an existing node's index (what the unchecked indexing needs).
@@ -646,16 +672,14 @@ mod tests {
         let mut q = EventQueue::new();
         q.push(10, 'a');
         q.push(20, 'b');
-        let (t, slot) = q.pop_until(15).unwrap();
-        assert_eq!((t, q.take(slot)), (10, 'a'));
+        assert_eq!(q.pop_tagged_until(15), Some((10, 0, 'a')));
         assert!(q.pop_until(15).is_none());
         assert!(q.pop_until(19).is_none());
         assert_eq!(q.len(), 1);
         q.check_invariants();
         q.push(20, 'c');
         assert_eq!(q.pop(), Some(Scheduled { time: 20, seq: 1, event: 'b' }));
-        let (t, slot) = q.pop_until(20).unwrap();
-        assert_eq!((t, q.take(slot)), (20, 'c'));
+        assert_eq!(q.pop_tagged_until(20), Some((20, 0, 'c')));
         assert!(q.pop_until(Time::MAX).is_none());
     }
 
@@ -724,7 +748,10 @@ mod tests {
             let mut reference: BTreeMap<(Time, u64), u32> = BTreeMap::new();
             let mut next_seq = 0u64;
             let mut now = 0;
+            // The tag each payload was pushed with.
+            let mut tag_of = vec![0u32; ops.len()];
             for (i, (op, x)) in ops.into_iter().enumerate() {
+                tag_of[i] = x as u32;
                 let payload = i as u32;
                 match op {
                     // Push at an arbitrary time (may be before `now`: the queue allows it, and
@@ -751,12 +778,12 @@ mod tests {
                     }
                     _ => {
                         let until = now.saturating_add(x * spread / 40);
-                        let got = q.pop_until(until).map(|(t, slot)| (t, q.take(slot)));
+                        let got = q.pop_tagged_until(until);
                         let want = match reference.first_key_value() {
-                            Some((&(t, _), _)) if t <= until => reference.pop_first().map(|((t, _), e)| (t, e)),
+                            Some((&(t, _), _)) if t <= until => reference.pop_first().map(|((t, _), e)| (t, tag_of[e as usize], e)),
                             _ => None,
                         };
-                        if let Some((t, _)) = got { now = t; }
+                        if let Some((t, _, _)) = got { now = t; }
                         prop_assert_eq!(got, want);
                     }
                 }
