@@ -16,11 +16,14 @@
 //!
 //! A bucket is a singly linked list through per-event nodes (`next`, with each bucket's
 //! own node first, so an append has no branch), so moving an event between buckets
-//! rewrites two 4-byte links and copies nothing; everything per event sits in arrays
-//! indexed by its slot, dense while few events are pending. Payloads live in a slab beside
-//! them (the model's events are 128 bytes).
+//! rewrites two 4-byte links and copies nothing. A node holds an event's time, link and
+//! tag in 16 bytes (one cache line read per move); a free slot's node links it into the
+//! free list. The lowest non-empty bucket is kept in a field, so a pop starts from it.
+//! Payloads live in a slab beside the nodes (the model's events are 128 bytes), written
+//! at the push and moved out once at the pop.
 
 use crate::Time;
+use std::mem::MaybeUninit;
 
 /// An event taken from the queue.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -64,6 +67,22 @@ fn bucket_of(t: Time, k: usize) -> usize {
     k * FANOUT + ((t >> (k as u32 * DIGIT_BITS)) as usize & (FANOUT - 1))
 }
 
+/// One node of the wheel's lists: a bucket's own node or a pending event's.
+#[derive(Debug, Clone, Copy)]
+struct Node {
+    /// When the event fires (unused for a bucket's own node).
+    time: Time,
+    /// The next node in its bucket (meaningless at the bucket's tail); for a free slot's
+    /// node, the next free slot's node ([`NO_FREE`] at the end).
+    next: u32,
+    /// The caller's word (see [`EventQueue::take_tagged`]).
+    tag: u32,
+}
+
+/// End of the free list: bucket 0's own node, never a slot's, so every link stored in a
+/// node or a tail is the index of an existing node (the unchecked indexing relies on it).
+const NO_FREE: u32 = 0;
+
 /// Min-queue of events; equal times pop in insertion order (FIFO), which makes runs
 /// deterministic.
 ///
@@ -79,6 +98,13 @@ fn bucket_of(t: Time, k: usize) -> usize {
 /// at or after the last popped time is never earlier than `cur`. A push that is (only a
 /// direct user of the queue can make one: the run loop clamps to `now`) rebuilds the wheel
 /// around the new time, in `(time, seq)` order.
+///
+/// *Why the unchecked indexing is sound*: `nodes` never shrinks and holds `BUCKETS` nodes
+/// plus one per slab slot; every value ever stored in a node's `next`, in `tails` or in
+/// `free` is the index of an existing node (a bucket's own, a pushed event's, or
+/// [`NO_FREE`], bucket 0's), and a bucket index is below `BUCKETS` by construction
+/// (`level_of` < `LEVELS`, a digit < `FANOUT`, a mask word < `WORDS`). Debug builds check
+/// every such index.
 #[derive(Debug)]
 pub struct EventQueue<E> {
     /// The wheel's reference time: at most every pending time, and at most the last popped
@@ -89,21 +115,30 @@ pub struct EventQueue<E> {
     /// Bit `b % 64` of word `b / 64` set when bucket `b` holds a pending event. Buckets are
     /// numbered level by level, so the lowest set bit is the lowest bucket of the lowest
     /// level.
-    masks: [u64; WORDS],
-    /// Bit `w` set when `masks[w]` is not 0.
+    /// Word `WORDS` is a sentinel with its bit 0 always set, standing for bucket `BUCKETS`
+    /// ("none"): the lowest set bit of an empty wheel.
+    masks: [u64; WORDS + 1],
+    /// Bit `w` set when `masks[w]` is not 0 (for `w < WORDS`).
     words: u32,
-    /// Per node, the next node in its bucket (meaningless at the bucket's tail). Nodes are
-    /// the buckets' own first (bucket `b`'s is `b`: its `next` is the bucket's first event),
-    /// then one per slab slot (slot `s` at `BUCKETS + s`).
-    next: Vec<u32>,
-    /// Per node, when its event fires (unused for the buckets' nodes).
-    times: Vec<Time>,
-    /// Per slot: the caller's word (see [`EventQueue::take_tagged`]).
-    tags: Vec<u32>,
+    /// The lowest non-empty bucket, `BUCKETS` if none: kept up to date by every change of
+    /// the masks, so a pop starts from one load of a value computed while the previous
+    /// event's handler ran, instead of the two dependent loads and bit scans that find it.
+    low: usize,
+    /// The buckets' own nodes first (bucket `b`'s is `b`: its `next` is the bucket's first
+    /// event), then one per slab slot (slot `s` at `BUCKETS + s`). Time, link and tag of an
+    /// event share one 16-byte node: a move between buckets reads one cache line.
+    nodes: Vec<Node>,
     /// Per slot: the sequence number (read only by [`EventQueue::pop`] and a rebuild).
     seqs: Vec<u64>,
-    slab: Vec<Option<E>>,
-    free: Vec<u32>,
+    /// Per slot: the payload, initialised exactly while the slot's event is pending (the
+    /// buckets list them; [`Drop`] drops them).
+    slab: Vec<MaybeUninit<E>>,
+    /// First node of the list of free slots, linked through `next`; [`NO_FREE`] if none.
+    free: u32,
+    /// Pending events.
+    pending: usize,
+    /// The slab has grown past [`PREFETCH_FROM_BYTES`] (see [`EventQueue::prefetch_next`]).
+    prefetch: bool,
     next_seq: u64,
 }
 
@@ -113,22 +148,54 @@ impl<E> Default for EventQueue<E> {
     }
 }
 
+impl<E> Drop for EventQueue<E> {
+    /// Drops the payloads of the pending events (the only initialised slots).
+    fn drop(&mut self) {
+        if !std::mem::needs_drop::<E>() {
+            return;
+        }
+        for b in 0..BUCKETS {
+            for n in self.nodes_of(b) {
+                // SAFETY: a pending event's slot holds its payload, dropped once here.
+                unsafe { self.slab[n as usize - BUCKETS].assume_init_drop() };
+            }
+        }
+    }
+}
+
 impl<E> EventQueue<E> {
     /// An empty queue.
     pub fn new() -> Self {
         EventQueue {
             cur: 0,
             tails: Box::new(std::array::from_fn(|b| b as u32)),
-            masks: [0; WORDS],
+            masks: std::array::from_fn(|w| u64::from(w == WORDS)),
             words: 0,
-            next: vec![0; BUCKETS],
-            times: vec![0; BUCKETS],
-            tags: Vec::new(),
+            low: BUCKETS,
+            nodes: vec![Node { time: 0, next: 0, tag: 0 }; BUCKETS],
             seqs: Vec::new(),
             slab: Vec::new(),
-            free: Vec::new(),
+            free: NO_FREE,
+            pending: 0,
+            prefetch: false,
             next_seq: 0,
         }
+    }
+
+    /// Node `n` (an index taken from a link, a tail, the free list or a bucket number).
+    #[inline(always)]
+    fn node(&self, n: u32) -> &Node {
+        debug_assert!((n as usize) < self.nodes.len());
+        // SAFETY: see the type's doc: every index passed here is an existing node's.
+        unsafe { self.nodes.get_unchecked(n as usize) }
+    }
+
+    /// Node `n`, mutably (same indices as [`EventQueue::node`]).
+    #[inline(always)]
+    fn node_mut(&mut self, n: u32) -> &mut Node {
+        debug_assert!((n as usize) < self.nodes.len());
+        // SAFETY: as in `node`.
+        unsafe { self.nodes.get_unchecked_mut(n as usize) }
     }
 
     /// Schedules `event` at absolute time `time` (picoseconds); returns its sequence number.
@@ -143,30 +210,42 @@ impl<E> EventQueue<E> {
     pub(crate) fn push_tagged(&mut self, time: Time, tag: u32, event: E) -> u64 {
         let seq = self.next_seq;
         self.next_seq += 1;
-        let slot = match self.free.pop() {
-            Some(s) => {
-                self.slab[s as usize] = Some(event);
-                self.times[BUCKETS + s as usize] = time;
-                self.tags[s as usize] = tag;
-                self.seqs[s as usize] = seq;
-                s
+        self.pending += 1;
+        let n = self.free;
+        let n = if n != NO_FREE {
+            let s = (n - BUCKETS as u32) as usize;
+            // SAFETY: a free node is a slot's (`n >= BUCKETS`), and every slot has its
+            // payload and sequence entries.
+            unsafe {
+                self.slab.get_unchecked_mut(s).write(event);
+                *self.seqs.get_unchecked_mut(s) = seq;
             }
-            None => {
-                assert!(self.slab.len() < MAX_SLOTS, "more than 2^32 - {BUCKETS} pending events");
-                let s = self.slab.len() as u32;
-                self.slab.push(Some(event));
-                self.next.push(0);
-                self.times.push(time);
-                self.tags.push(tag);
-                self.seqs.push(seq);
-                s
-            }
+            let node = self.node_mut(n);
+            let after = node.next;
+            node.time = time;
+            node.tag = tag;
+            self.free = after;
+            n
+        } else {
+            self.grow(time, tag, seq, event)
         };
         if time < self.cur {
             self.rewind(time);
         }
-        self.file::<true>((BUCKETS as u32) + slot, time);
+        self.file::<true>(n, time);
         seq
+    }
+
+    /// A new slot at the end of the slab, for a push with no free slot; returns its node.
+    #[inline(never)]
+    fn grow(&mut self, time: Time, tag: u32, seq: u64, event: E) -> u32 {
+        assert!(self.slab.len() < MAX_SLOTS, "more than 2^32 - {BUCKETS} pending events");
+        let n = self.nodes.len() as u32;
+        self.slab.push(MaybeUninit::new(event));
+        self.nodes.push(Node { time, next: 0, tag });
+        self.seqs.push(seq);
+        self.prefetch = self.slab.len() * std::mem::size_of::<E>() >= PREFETCH_FROM_BYTES;
+        n
     }
 
     /// Appends node `n` (its event due at `time`, no earlier than `cur`) to its bucket.
@@ -184,13 +263,34 @@ impl<E> EventQueue<E> {
         let k = level_of(time, self.cur);
         let b = bucket_of(time, k);
         let tail = &mut self.tails[b];
-        self.next[*tail as usize] = n;
-        *tail = n;
+        let last = std::mem::replace(tail, n);
+        self.node_mut(last).next = n;
         let bit = 1 << (b % 64);
         if !PUSH || self.masks[b / 64] & bit == 0 {
             self.masks[b / 64] |= bit;
             self.words |= 1 << (b / 64);
+            if PUSH {
+                self.low = self.low.min(b);
+            }
         }
+    }
+
+    /// The lowest non-empty bucket, `BUCKETS` if none (from the masks; no branch).
+    #[inline(always)]
+    fn lowest(&self) -> usize {
+        // An empty `words` has 32 trailing zeros: the sentinel word, whose bit 0 is set.
+        let w = self.words.trailing_zeros() as usize % (WORDS + 1);
+        w * 64 + self.masks[w].trailing_zeros() as usize
+    }
+
+
+    /// Marks bucket `b` empty in the masks (not `low`).
+    #[inline(always)]
+    fn clear(&mut self, b: usize) {
+        let w = b / 64 % WORDS;
+        let mask = self.masks[w] & !(1 << (b % 64));
+        self.masks[w] = mask;
+        self.words &= !(u32::from(mask == 0) << w);
     }
 
     /// Nodes of bucket `b`, in list order.
@@ -199,7 +299,7 @@ impl<E> EventQueue<E> {
         if self.masks[b / 64] & (1 << (b % 64)) != 0 {
             let mut n = b as u32;
             while n != self.tails[b] {
-                n = self.next[n as usize];
+                n = self.node(n).next;
                 out.push(n);
             }
         }
@@ -212,23 +312,26 @@ impl<E> EventQueue<E> {
     #[inline(never)]
     fn rewind(&mut self, to: Time) {
         let mut all: Vec<u32> = (0..BUCKETS).flat_map(|b| self.nodes_of(b)).collect();
-        all.sort_unstable_by_key(|&n| (self.times[n as usize], self.seqs[n as usize - BUCKETS]));
+        all.sort_unstable_by_key(|&n| (self.node(n).time, self.seqs[n as usize - BUCKETS]));
         for (b, tail) in self.tails.iter_mut().enumerate() {
             *tail = b as u32;
         }
-        self.masks = [0; WORDS];
+        self.masks = std::array::from_fn(|w| u64::from(w == WORDS));
         self.words = 0;
         self.cur = to;
         for n in all {
-            self.file::<false>(n, self.times[n as usize]);
+            self.file::<false>(n, self.node(n).time);
         }
+        self.low = self.lowest();
     }
 
     /// Removes and returns the earliest event (ties: lowest sequence number).
     #[inline]
     pub fn pop(&mut self) -> Option<Scheduled<E>> {
         let (time, slot) = self.pop_until(Time::MAX)?;
-        Some(Scheduled { time, seq: self.seqs[slot as usize], event: self.take(slot) })
+        let seq = self.seqs[slot as usize];
+        // SAFETY: `slot` was just popped, and is taken once.
+        Some(Scheduled { time, seq, event: unsafe { self.take(slot) } })
     }
 
     /// Removes the earliest event if it fires at or before `until` (a later one stays queued,
@@ -236,87 +339,96 @@ impl<E> EventQueue<E> {
     /// Split from `take` so the run loop copies a large payload one time fewer on its way to
     /// the handler.
     #[inline]
-    pub(crate) fn pop_until(&mut self, until: Time) -> Option<(Time, u32)> {
+    fn pop_until(&mut self, until: Time) -> Option<(Time, u32)> {
         let n = loop {
-            if self.words == 0 {
+            // The lowest non-empty bucket of the lowest level.
+            let b = self.low;
+            if b >= BUCKETS {
                 return None;
             }
-            // The lowest non-empty bucket of the lowest level.
-            let w = self.words.trailing_zeros() as usize;
-            let bit = self.masks[w].trailing_zeros();
-            let b = w * 64 + bit as usize;
-            let (k, d) = (b / FANOUT, b % FANOUT);
-            if k == 0 {
-                // Level 0: one time, in `seq` order.
-                let t = (self.cur & !(FANOUT as Time - 1)) | d as Time;
+            let (head, tail) = (self.node(b as u32).next, self.tails[b]);
+            let alone = head == tail;
+            if (b < FANOUT) | alone {
+                // Level 0 (one time, in `seq` order) or alone at its level (lower levels
+                // are empty): its front is the earliest event. One branch for both: which
+                // of the two it is varies from pop to pop in a hold-like run.
+                let t = self.node(head).time;
                 if t > until {
                     return None;
                 }
                 self.cur = t;
-                let n = self.next[b];
-                self.next[b] = self.next[n as usize];
-                if n == self.tails[b] {
+                let after = self.node(head).next;
+                self.node_mut(b as u32).next = after;
+                if alone {
                     self.tails[b] = b as u32;
-                    self.masks[w] &= !(1 << bit);
-                    self.words &= !(u32::from(self.masks[w] == 0) << w);
+                    self.clear(b);
+                    self.low = self.lowest();
                 }
-                break n;
-            }
-            // Level 0 is empty: this bucket holds the earliest events. Popped at once if
-            // alone, else spread over the levels below from the bucket's first time on.
-            let (head, tail) = (self.next[b], self.tails[b]);
-            if head == tail {
-                let t = self.times[head as usize];
-                if t > until {
-                    return None;
-                }
-                self.tails[b] = b as u32;
-                self.masks[w] &= !(1 << bit);
-                self.words &= !(u32::from(self.masks[w] == 0) << w);
-                self.cur = t;
                 break head;
             }
+            // Level 0 is empty and this bucket holds several of the earliest events:
+            // spread them over the levels below from the bucket's first time on.
+            let (k, d) = (b / FANOUT, b % FANOUT);
             let shift = k as u32 * DIGIT_BITS;
             let lo = (((self.cur >> shift >> DIGIT_BITS) << DIGIT_BITS) | d as Time) << shift;
             if lo > until {
                 return None;
             }
-            if lo + ((1 << shift) - 1) > until && self.nodes_of(b).iter().all(|&n| self.times[n as usize] > until) {
+            if lo + ((1 << shift) - 1) > until && self.nodes_of(b).iter().all(|&n| self.node(n).time > until) {
                 return None;
             }
-            self.masks[w] &= !(1 << bit);
-            self.words &= !(u32::from(self.masks[w] == 0) << w);
+            self.clear(b);
             self.tails[b] = b as u32;
             self.cur = lo;
+            // `file` inlined, with the word of non-empty mask words in a register: the
+            // compiler cannot tell the nodes' stores from `self.words`, and would load and
+            // store it around every move, a chain through memory from move to move.
+            let mut words = self.words;
             let mut n = head;
             loop {
-                let (time, next) = (self.times[n as usize], self.next[n as usize]);
-                self.file::<false>(n, time);
+                let Node { time, next, .. } = *self.node(n);
+                let b = bucket_of(time, level_of(time, lo));
+                let last = std::mem::replace(&mut self.tails[b], n);
+                self.node_mut(last).next = n;
+                self.masks[b / 64] |= 1 << (b % 64);
+                words |= 1 << (b / 64);
                 if n == tail {
                     break;
                 }
                 n = next;
             }
+            self.words = words;
+            self.low = self.lowest();
         };
         self.prefetch_next();
         Some((self.cur, n - BUCKETS as u32))
     }
 
-    /// Takes the payload of a popped event out of its slot and frees the slot. Call it right
-    /// after the pop, once per popped event.
+    /// Removes the earliest event if it fires at or before `until` (a later one stays
+    /// queued, untouched); returns its time, the tag it was pushed with and its payload.
     #[inline]
-    pub(crate) fn take(&mut self, slot: u32) -> E {
-        // Free the slot first: growing `free` is a call, and the payload is best not held
-        // across it (it would be copied once more).
-        self.free.push(slot);
-        self.slab[slot as usize].take().expect("slot of a popped event holds its payload")
+    pub(crate) fn pop_tagged_until(&mut self, until: Time) -> Option<(Time, u32, E)> {
+        let (time, slot) = self.pop_until(until)?;
+        let tag = self.node(slot + BUCKETS as u32).tag;
+        // SAFETY: `slot` was just popped, and is taken once.
+        Some((time, tag, unsafe { self.take(slot) }))
     }
 
-    /// Like [`EventQueue::take`], with the tag the event was pushed with.
+    /// Takes the payload of a popped event out of its slot and frees the slot.
+    ///
+    /// # Safety
+    /// `slot` must be the one the last [`EventQueue::pop_until`] returned, taken once: its
+    /// payload is then initialised, and is not read again.
     #[inline]
-    pub(crate) fn take_tagged(&mut self, slot: u32) -> (u32, E) {
-        let tag = self.tags[slot as usize];
-        (tag, self.take(slot))
+    unsafe fn take(&mut self, slot: u32) -> E {
+        let n = slot + BUCKETS as u32;
+        let free = self.free;
+        self.node_mut(n).next = free;
+        self.free = n;
+        self.pending -= 1;
+        debug_assert!((slot as usize) < self.slab.len());
+        // SAFETY: the caller's contract; the slot exists (popped slots are the slab's).
+        unsafe { self.slab.get_unchecked(slot as usize).assume_init_read() }
     }
 
     /// Asks the CPU to start loading the payload of the likely next event (the front of
@@ -327,11 +439,10 @@ impl<E> EventQueue<E> {
     /// and no result. Skipped while the slab is small enough to stay in the core's caches.
     #[inline(always)]
     fn prefetch_next(&self) {
-        if self.words == 0 || self.slab.len() * std::mem::size_of::<Option<E>>() < PREFETCH_FROM_BYTES {
+        if !self.prefetch || self.low >= BUCKETS {
             return;
         }
-        let w = self.words.trailing_zeros() as usize;
-        let next = self.next[w * 64 + self.masks[w].trailing_zeros() as usize] as usize - BUCKETS;
+        let next = self.node(self.low as u32).next as usize - BUCKETS;
         let p = self.slab[next..].as_ptr();
         #[cfg(target_arch = "x86_64")]
         // SAFETY: a prefetch is a hint: it reads nothing into the program, cannot fault,
@@ -339,7 +450,7 @@ impl<E> EventQueue<E> {
         unsafe {
             use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
             _mm_prefetch::<_MM_HINT_T0>(p as *const i8);
-            _mm_prefetch::<_MM_HINT_T0>((p as *const i8).wrapping_add(std::mem::size_of::<Option<E>>() - 1));
+            _mm_prefetch::<_MM_HINT_T0>((p as *const i8).wrapping_add(std::mem::size_of::<E>().max(1) - 1));
         }
         #[cfg(not(target_arch = "x86_64"))]
         let _ = p;
@@ -348,21 +459,20 @@ impl<E> EventQueue<E> {
     /// Time of the earliest event, if any.
     #[inline]
     pub fn peek_time(&self) -> Option<Time> {
-        if self.words == 0 {
+        let b = self.low;
+        if b >= BUCKETS {
             return None;
         }
-        let w = self.words.trailing_zeros() as usize;
-        let b = w * 64 + self.masks[w].trailing_zeros() as usize;
         if b < FANOUT {
             return Some((self.cur & !(FANOUT as Time - 1)) | b as Time);
         }
-        self.nodes_of(b).iter().map(|&n| self.times[n as usize]).min()
+        self.nodes_of(b).iter().map(|&n| self.node(n).time).min()
     }
 
     /// Number of pending events.
     #[inline]
     pub fn len(&self) -> usize {
-        self.slab.len() - self.free.len()
+        self.pending
     }
 
     /// True when no event is pending.
@@ -382,6 +492,9 @@ impl<E> EventQueue<E> {
         let mut pending: Vec<u32> = vec![];
         let words = (0..WORDS).filter(|&w| self.masks[w] != 0).fold(0u32, |acc, w| acc | 1 << w);
         assert_eq!(self.words, words, "words");
+        assert_eq!(self.masks[WORDS], 1, "sentinel word");
+        assert_eq!(self.low, self.lowest(), "low");
+        assert_eq!(self.low, (0..BUCKETS).find(|&b| self.tails[b] != b as u32).unwrap_or(BUCKETS), "low is the lowest");
         for k in 0..LEVELS {
             for d in 0..FANOUT {
                 let b = k * FANOUT + d;
@@ -389,11 +502,11 @@ impl<E> EventQueue<E> {
                 assert_eq!(nodes.is_empty(), self.tails[b] == b as u32, "bucket {b}: tail and mask disagree");
                 for (i, &n) in nodes.iter().enumerate() {
                     assert!(n as usize >= BUCKETS, "a bucket's node in bucket {b}");
-                    let t = self.times[n as usize];
+                    let t = self.node(n).time;
                     assert!(t >= self.cur, "event at {t} before cur {}", self.cur);
                     assert_eq!(bucket_of(t, level_of(t, self.cur)), b, "event at {t} misfiled");
                     if let Some(&p) = i.checked_sub(1).map(|j| &nodes[j]) {
-                        let (pt, ps) = (self.times[p as usize], self.seqs[p as usize - BUCKETS]);
+                        let (pt, ps) = (self.node(p).time, self.seqs[p as usize - BUCKETS]);
                         assert!(pt != t || ps < self.seqs[n as usize - BUCKETS], "equal times out of seq order in bucket {b}");
                     }
                     pending.push(n - BUCKETS as u32);
@@ -404,16 +517,24 @@ impl<E> EventQueue<E> {
         let mut owner = vec![0u8; self.slab.len()];
         for &s in &pending {
             owner[s as usize] += 1;
-            assert!(self.slab[s as usize].is_some(), "live slot {s} empty");
             assert!(self.seqs[s as usize] < self.next_seq);
         }
-        for &f in &self.free {
-            owner[f as usize] += 1;
-            assert!(self.slab[f as usize].is_none(), "free slot {f} filled");
+        let mut f = self.free;
+        while f != NO_FREE {
+            assert!(f as usize >= BUCKETS && (f as usize) < self.nodes.len(), "free list holds node {f}");
+            let slot = (f as usize) - BUCKETS;
+            owner[slot] += 1;
+            assert!(owner[slot] == 1, "free slot {slot} listed twice or also pending");
+            f = self.node(f).next;
         }
+        // Every stored link is an existing node's index (what the unchecked indexing needs).
+        assert!(self.nodes.iter().all(|n| (n.next as usize) < self.nodes.len()), "a link beyond the nodes");
+        assert!(self.tails.iter().all(|&t| (t as usize) < self.nodes.len()), "a tail beyond the nodes");
+        assert_eq!(self.nodes.len(), BUCKETS + self.slab.len());
+        assert_eq!(self.seqs.len(), self.slab.len());
         assert!(owner.iter().all(|&n| n == 1), "slab slots not partitioned: {owner:?}");
         assert_eq!(self.len(), pending.len());
-        assert_eq!(self.peek_time(), pending.iter().map(|&s| self.times[BUCKETS + s as usize]).min());
+        assert_eq!(self.peek_time(), pending.iter().map(|&s| self.node(BUCKETS as u32 + s).time).min());
     }
 }
 
@@ -562,16 +683,14 @@ mod tests {
         let mut q = EventQueue::new();
         q.push(10, 'a');
         q.push(20, 'b');
-        let (t, slot) = q.pop_until(15).unwrap();
-        assert_eq!((t, q.take(slot)), (10, 'a'));
+        assert_eq!(q.pop_tagged_until(15), Some((10, 0, 'a')));
         assert!(q.pop_until(15).is_none());
         assert!(q.pop_until(19).is_none());
         assert_eq!(q.len(), 1);
         q.check_invariants();
         q.push(20, 'c');
         assert_eq!(q.pop(), Some(Scheduled { time: 20, seq: 1, event: 'b' }));
-        let (t, slot) = q.pop_until(20).unwrap();
-        assert_eq!((t, q.take(slot)), (20, 'c'));
+        assert_eq!(q.pop_tagged_until(20), Some((20, 0, 'c')));
         assert!(q.pop_until(Time::MAX).is_none());
     }
 
@@ -640,7 +759,10 @@ mod tests {
             let mut reference: BTreeMap<(Time, u64), u32> = BTreeMap::new();
             let mut next_seq = 0u64;
             let mut now = 0;
+            // The tag each payload was pushed with.
+            let mut tag_of = vec![0u32; ops.len()];
             for (i, (op, x)) in ops.into_iter().enumerate() {
+                tag_of[i] = x as u32;
                 let payload = i as u32;
                 match op {
                     // Push at an arbitrary time (may be before `now`: the queue allows it, and
@@ -667,12 +789,12 @@ mod tests {
                     }
                     _ => {
                         let until = now.saturating_add(x * spread / 40);
-                        let got = q.pop_until(until).map(|(t, slot)| (t, q.take(slot)));
+                        let got = q.pop_tagged_until(until);
                         let want = match reference.first_key_value() {
-                            Some((&(t, _), _)) if t <= until => reference.pop_first().map(|((t, _), e)| (t, e)),
+                            Some((&(t, _), _)) if t <= until => reference.pop_first().map(|((t, _), e)| (t, tag_of[e as usize], e)),
                             _ => None,
                         };
-                        if let Some((t, _)) = got { now = t; }
+                        if let Some((t, _, _)) = got { now = t; }
                         prop_assert_eq!(got, want);
                     }
                 }

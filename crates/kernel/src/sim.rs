@@ -135,8 +135,7 @@ impl<M: 'static> Simulation<M> {
         let limit = self.events.saturating_add(max_events);
         while !stop && self.events < limit {
             // The earliest event if it is due by `until`; a later one stays queued untouched.
-            let Some((time, slot)) = self.queue.pop_until(until) else { break };
-            let (to, msg) = self.queue.take_tagged(slot);
+            let Some((time, to, msg)) = self.queue.pop_tagged_until(until) else { break };
             let to = ComponentId(to);
             debug_assert!(time >= self.now, "time ran backwards");
             self.now = time;
