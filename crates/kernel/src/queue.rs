@@ -75,7 +75,7 @@ struct Node {
     /// The next node in its bucket (meaningless at the bucket's tail); for a free slot's
     /// node, the next free slot's node ([`NO_FREE`] at the end).
     next: u32,
-    /// The caller's word (see [`EventQueue::take_tagged`]).
+    /// The caller's word (see [`EventQueue::pop_tagged_until`]).
     tag: u32,
 }
 
@@ -205,7 +205,7 @@ impl<E> EventQueue<E> {
     }
 
     /// Schedules `event` at `time` with the caller's word `tag` beside it (see
-    /// [`EventQueue::take_tagged`]); returns its sequence number.
+    /// [`EventQueue::pop_tagged_until`]); returns its sequence number.
     #[inline]
     pub(crate) fn push_tagged(&mut self, time: Time, tag: u32, event: E) -> u64 {
         let seq = self.next_seq;

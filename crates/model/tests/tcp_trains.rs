@@ -16,12 +16,17 @@ use std::sync::Arc;
 /// `stack` on the r805 profile with `procs` streams, packet by packet or with the studies'
 /// packet trains (`tcp` adds socket trains).
 fn run(stack: SockStack, kind: PatternKind, size: u64, procs: u32, trains: bool, tcp: bool) -> Point {
+    let (warmup, iterations, window) = if kind == PatternKind::Latency { (2, 10, 1) } else { (1, 3, 16) };
+    run_pattern(stack, PatternSpec { kind, op: Op::Send, size, window, warmup, iterations }, procs, trains, tcp)
+}
+
+/// [`run`] of the pattern `pattern` (send operations).
+fn run_pattern(stack: SockStack, pattern: PatternSpec, procs: u32, trains: bool, tcp: bool) -> Point {
     let p = Arc::new(Profile::load("r805-connectx-ddr").unwrap());
     let mut v = Scenario::new(p, Service::Rc, Ports::One, procs);
     v.sock = Some(stack);
     (v.trains, v.tcp_trains) = (trains, tcp);
-    let (warmup, iterations, window) = if kind == PatternKind::Latency { (2, 10, 1) } else { (1, 3, 16) };
-    let p = v.run(&PatternSpec { kind, op: Op::Send, size, window, warmup, iterations }).unwrap_or_else(|e| panic!("{}: {e}", stack.describe()));
+    let p = v.run(&pattern).unwrap_or_else(|e| panic!("{}: {e}", stack.describe()));
     assert_eq!(p.bytes_sent, p.bytes_received, "{}: bytes conserved", stack.describe());
     p
 }
@@ -140,15 +145,9 @@ fn ack_trains_keep_the_senders_interrupts() {
 /// messages, then a reply) with socket trains against packet by packet (the studies' plain
 /// trains, socket datagrams one by one): within 1 %.
 fn within_one_percent(stack: SockStack, kind: PatternKind, size: u64) {
-    let point = |tcp: bool| {
-        let p = Arc::new(Profile::load("r805-connectx-ddr").unwrap());
-        let mut v = Scenario::new(p, Service::Rc, Ports::One, 1);
-        v.sock = Some(stack);
-        (v.trains, v.tcp_trains) = (true, tcp);
-        let (warmup, iterations, window) = if kind == PatternKind::Latency { (1, 2, 1) } else { (1, 4, 32) };
-        v.run(&PatternSpec { kind, op: Op::Send, size, window, warmup, iterations }).unwrap()
-    };
-    let (t, p) = (point(true), point(false));
+    let (warmup, iterations, window) = if kind == PatternKind::Latency { (1, 2, 1) } else { (1, 4, 32) };
+    let pattern = PatternSpec { kind, op: Op::Send, size, window, warmup, iterations };
+    let (t, p) = (run_pattern(stack, pattern, 1, true, true), run_pattern(stack, pattern, 1, true, false));
     let d = (t.value - p.value).abs() / p.value;
     assert!(d < 0.01, "{} {kind:?} {size} B: socket trains {:.3} vs packet by packet {:.3} ({:+.2} %)", stack.describe(), t.value, p.value, (t.value / p.value - 1.0) * 100.0);
     assert!(t.events < p.events, "{}: socket trains save events ({} vs {})", stack.describe(), t.events, p.events);

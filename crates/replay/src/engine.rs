@@ -508,9 +508,10 @@ impl Dc {
                     flow.pending = n;
                     // The forked programs follow the `Fork`, each up to its `Join`.
                     let mut at = pc as usize + 1;
+                    let ((_, base), len) = self.programs[prog as usize];
+                    let prog_end = (base + len) as usize;
                     for _ in 0..n {
-                        let ((_, base), len) = self.programs[prog as usize];
-                        let end = program_end(&self.runs.chunk(chunk)[..(base + len) as usize], at);
+                        let end = program_end(&self.runs.chunk(chunk)[..prog_end], at);
                         let cf = self.new_flow(Flow {
                             prog,
                             chunk,

@@ -99,7 +99,6 @@ impl WanHop {
         let held = self.stalls.iter().map(|&(_, until)| until).max().unwrap_or(0);
         (self.sonet.free_at().max(held), self.sonet.packets)
     }
-
 }
 
 #[cfg(test)]

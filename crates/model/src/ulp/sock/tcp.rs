@@ -32,18 +32,15 @@ pub(super) struct Geometry {
     seg_max: u64,
     /// Header bytes the adapter carries per packet beyond the payload (IP/TCP and IPoIB).
     hdr: u64,
-    /// Driver work per segment sent (per packet with GSO), ns.
-    tx_ns: f64,
     /// Software segmentation (GSO): segments of `seg_max` go to the driver as MSS packets,
     /// each its own work request.
     gso: bool,
-    /// Driver work per packet received, ns.
-    rx_ns: f64,
     /// Software checksum on send.
     csum: bool,
-    /// The per-segment costs above and the stack's, in picoseconds, converted once: TCP
-    /// output, driver work per packet sent, both together, driver work per packet
-    /// received, IP input per packet, IP and TCP input of a pure ACK, a pure ACK's output.
+    /// The per-segment costs of the stack and its driver, in picoseconds, converted once:
+    /// TCP output, driver work per segment sent (per packet with GSO), both together,
+    /// driver work per packet received, IP input per packet, IP and TCP input of a pure
+    /// ACK, a pure ACK's output.
     tcp_tx_ps: Time,
     tx_ps: Time,
     seg_tx_ps: Time,
@@ -195,11 +192,12 @@ impl Tcp {
         let st = stack(h);
         let stack = s.ends[&chan].stack;
         let ip = st.ip_header_bytes;
-        let costs = |g: Geometry| Geometry {
+        // The driver's work per packet sent and received, ns, beside the geometry.
+        let costs = |(g, tx_ns, rx_ns): (Geometry, f64, f64)| Geometry {
             tcp_tx_ps: ns(st.tcp_tx_ns),
-            tx_ps: ns(g.tx_ns),
-            seg_tx_ps: ns(st.tcp_tx_ns + g.tx_ns),
-            rx_ps: ns(g.rx_ns),
+            tx_ps: ns(tx_ns),
+            seg_tx_ps: ns(st.tcp_tx_ns + tx_ns),
+            rx_ps: ns(rx_ns),
             ip_rx_ps: ns(st.ip_rx_ns),
             ack_rx_ps: ns(st.ip_rx_ns + st.tcp_ack_rx_ns),
             ack_tx_ps: ns(st.tcp_ack_tx_ns),
@@ -208,7 +206,7 @@ impl Tcp {
             window: st.tcp_window_bytes,
             ..g
         };
-        let none = Geometry { mss: 0, seg_max: 0, hdr: 0, tx_ns: 0.0, gso: false, rx_ns: 0.0, csum: false, tcp_tx_ps: 0, tx_ps: 0, seg_tx_ps: 0, rx_ps: 0, ip_rx_ps: 0, ack_rx_ps: 0, ack_tx_ps: 0, lro: false, lro_max: 0, window: 0 };
+        let none = Geometry { mss: 0, seg_max: 0, hdr: 0, gso: false, csum: false, tcp_tx_ps: 0, tx_ps: 0, seg_tx_ps: 0, rx_ps: 0, ip_rx_ps: 0, ack_rx_ps: 0, ack_tx_ps: 0, lro: false, lro_max: 0, window: 0 };
         costs(match stack.kind {
             SockKind::IpoibUd => {
                 let mss = st.ipoib_mtu_bytes - ip;
@@ -217,11 +215,11 @@ impl Tcp {
                 let lso = stack.lso_on(h.profile().eth.as_ref());
                 let gso = !lso && st.gso && st.ipoib_ud_csum_offload;
                 let seg_max = if lso || gso { (st.offload_max_bytes / (mss + hdr)).max(1) * mss } else { mss };
-                Geometry { mss, seg_max, hdr, tx_ns: st.ipoib_tx_ns, rx_ns: st.ipoib_rx_ns, csum: !st.ipoib_ud_csum_offload, gso, ..none }
+                (Geometry { mss, seg_max, hdr, csum: !st.ipoib_ud_csum_offload, gso, ..none }, st.ipoib_tx_ns, st.ipoib_rx_ns)
             }
             SockKind::IpoibRc => {
                 let mss = st.ipoib_cm_mtu_bytes - ip;
-                Geometry { mss, seg_max: mss, hdr: ip + st.ipoib_header_bytes, tx_ns: st.ipoib_tx_ns, rx_ns: st.ipoib_rx_ns, csum: true, gso: false, ..none }
+                (Geometry { mss, seg_max: mss, hdr: ip + st.ipoib_header_bytes, csum: true, gso: false, ..none }, st.ipoib_tx_ns, st.ipoib_rx_ns)
             }
             SockKind::Eth => {
                 let e = h.profile().eth.as_ref().expect("validated: [eth]");
@@ -230,7 +228,7 @@ impl Tcp {
                 let lso = stack.lso_on(Some(e));
                 let gso = !lso && st.gso;
                 let seg_max = if lso || gso { (st.offload_max_bytes / mtu).max(1) * mss } else { mss };
-                Geometry { mss, seg_max, hdr: ip, tx_ns: e.tx_ns, rx_ns: e.rx_ns, csum: false, gso, ..none }
+                (Geometry { mss, seg_max, hdr: ip, csum: false, gso, ..none }, e.tx_ns, e.rx_ns)
             }
             other => unreachable!("{other:?} is not a TCP stack"),
         })
@@ -367,7 +365,7 @@ impl Tcp {
         let Some((bytes, _pkts, meta)) = s.end_mut(chan).lro.take() else {
             return t;
         };
-        let t = t + ns(stack(h).ip_rx_ns);
+        let t = t + Tcp::geometry(s, h, chan).ip_rx_ps;
         Tcp::input(s, h, chan, bytes, 1, meta, t)
     }
 
