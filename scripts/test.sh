@@ -4,7 +4,7 @@
 # pytest). Set INTERLAB_SKIP_PYTHON=1 to run the Rust tests alone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo test --workspace --release
+cargo test --workspace --profile test-opt
 if [ "${INTERLAB_SKIP_PYTHON:-0}" != 1 ]; then
   scripts/python-test.sh
 fi

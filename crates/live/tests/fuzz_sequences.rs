@@ -8,7 +8,7 @@
 //! In `cargo test` it runs for about 3 s. The long run of docs/live.md:
 //!
 //! ```sh
-//! INTERLAB_FUZZ_CASES=1000000 cargo test --release -p interlab-live --test fuzz_sequences -- --nocapture
+//! INTERLAB_FUZZ_CASES=1000000 cargo test --profile test-opt -p interlab-live --test fuzz_sequences -- --nocapture
 //! ```
 //!
 //! Against a separate `interlab serve` process instead (its RSS read from /proc/PID/status
@@ -16,7 +16,7 @@
 //!
 //! ```sh
 //! INTERLAB_FUZZ_ADDR=127.0.0.1:7400 INTERLAB_FUZZ_PID=$(pgrep -n interlab) INTERLAB_FUZZ_CASES=1000000 \
-//!     cargo test --release -p interlab-live --test fuzz_sequences -- --nocapture
+//!     cargo test --profile test-opt -p interlab-live --test fuzz_sequences -- --nocapture
 //! ```
 //!
 //! Checks: no panic in any daemon thread (a panic hook counts them), no crash (an abort ends
