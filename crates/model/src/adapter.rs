@@ -14,7 +14,9 @@ use crate::hw::switch::SharedSwitch;
 use crate::hw::switch_link::SwitchLink;
 use crate::hw::wire_queue::{Cut, Next, WireQueue};
 use crate::profile::Profile;
+use crate::slab::{Held, Slab};
 use crate::transport::packet::{ext_bytes, Kind, MsgMeta, Packet, Service, UlpKind};
+use crate::transport::pool::PacketPool;
 use crate::transport::qp::{packets_for, Active, Qp, RespJob, RespKind, Wr};
 use crate::transport::rq::{Admit, RecvQueues};
 use crate::ulp::{UlpEv, UlpId};
@@ -268,12 +270,19 @@ pub struct Adapter {
     clocks: Vec<PortClock>,
     /// Sends packets to the switch (through it, where it is shared).
     switch_link: SwitchLink,
+    /// The simulation's packets in flight (shared by every node of it).
+    pub packets: PacketPool,
+    /// Work requests, responder jobs and protocol events waiting in this node's own events.
+    wrs: Slab<Wr>,
+    jobs: Slab<RespJob>,
+    ulp_evs: Slab<UlpEv>,
 }
 
 impl Adapter {
     /// An adapter attached to `switch` at ports `switch_port_base..+ports`, with the links
-    /// `links` behind its ports.
-    pub fn new(index: u32, prof: Arc<Profile>, switch: ComponentId, switch_port_base: u16, links: Vec<LinkSpec>) -> Self {
+    /// `links` behind its ports; its packets in flight wait in `packets`, the pool of every
+    /// node of the simulation.
+    pub fn new(index: u32, prof: Arc<Profile>, switch: ComponentId, switch_port_base: u16, links: Vec<LinkSpec>, packets: PacketPool) -> Self {
         let ports = prof.adapter.ports as usize;
         // Trains small enough that every port keeps a train on the wire while the next ones
         // are fetched: prefetch depth / (4 x ports).
@@ -313,7 +322,36 @@ impl Adapter {
             costs,
             clocks,
             switch_link: SwitchLink::new(),
+            packets,
+            wrs: Slab::default(),
+            jobs: Slab::default(),
+            ulp_evs: Slab::default(),
         }
+    }
+
+    /// Tells protocol `ulp` of this node `ev` at `at`.
+    #[inline]
+    pub fn ulp_event(&mut self, at: Time, ulp: UlpId, ev: UlpEv, ctx: &mut Ctx<'_, Ev>) {
+        let ev = self.ulp_evs.put(ev);
+        ctx.send_at(ctx.me(), at, Ev::Ulp { ulp, ev });
+    }
+
+    /// The protocol event `ev` held, out of its slot.
+    #[inline]
+    pub fn take_ulp_event(&mut self, ev: Held<UlpEv>) -> UlpEv {
+        self.ulp_evs.take(ev)
+    }
+
+    /// The work request `wr` held, out of its slot.
+    #[inline]
+    pub fn take_wr(&mut self, wr: Held<Wr>) -> Wr {
+        self.wrs.take(wr)
+    }
+
+    /// The responder job `job` held, out of its slot.
+    #[inline]
+    pub fn take_job(&mut self, job: Held<RespJob>) -> RespJob {
+        self.jobs.take(job)
     }
 
     /// Adds a queue pair; returns its index.
@@ -369,7 +407,7 @@ impl Adapter {
         self.next_wr += 1;
         // BlueFlame: the WQE (with any inline data) goes with the doorbell.
         let mmio = post_path(a, op, inline, bytes).mmio_bytes;
-        ctx.send_at(ctx.me(), t, Ev::DoorbellWrite { qp, wr, bytes: mmio });
+        ctx.send_at(ctx.me(), t, Ev::DoorbellWrite { qp, wr: self.wrs.put(wr), bytes: mmio });
         t
     }
 
@@ -382,7 +420,7 @@ impl Adapter {
         let t = t + n * self.costs.post;
         let wr = Wr { id: self.next_wr, op: Op::Send, bytes, meta, inline: false, datagram_bytes: mtu as u32 };
         self.next_wr += 1;
-        ctx.send_at(ctx.me(), t, Ev::DoorbellWrite { qp, wr, bytes: self.prof.adapter.doorbell_bytes });
+        ctx.send_at(ctx.me(), t, Ev::DoorbellWrite { qp, wr: self.wrs.put(wr), bytes: self.prof.adapter.doorbell_bytes });
         t
     }
 
@@ -400,7 +438,7 @@ impl Adapter {
         let mmio = n * post_path(a, Op::Send, inline, packet_bytes).mmio_bytes;
         let wr = Wr { id: self.next_wr, op: Op::Send, bytes, meta, inline, datagram_bytes: packet_bytes as u32 };
         self.next_wr += 1;
-        ctx.send_at(ctx.me(), t, Ev::DoorbellWrite { qp, wr, bytes: mmio });
+        ctx.send_at(ctx.me(), t, Ev::DoorbellWrite { qp, wr: self.wrs.put(wr), bytes: mmio });
     }
 
     /// The CPU's cost of posting one work request (`[host] post_ns`), ps.
@@ -413,7 +451,7 @@ impl Adapter {
     /// the write on the bus only when the CPU gets there keeps later posts from fencing off
     /// the link ahead of transfers that come first (a transfer takes one idle gap, so
     /// doorbells booked ahead every microsecond would leave no gap for a 2 KiB payload read).
-    pub fn doorbell_write(&mut self, qp: u32, wr: Wr, bytes: u64, ctx: &mut Ctx<'_, Ev>) {
+    pub fn doorbell_write(&mut self, qp: u32, wr: Held<Wr>, bytes: u64, ctx: &mut Ctx<'_, Ev>) {
         let arrive = self.bus.mmio_write(ctx.now(), bytes);
         ctx.send_at(ctx.me(), arrive, Ev::Doorbell { qp, wr });
     }
@@ -463,7 +501,7 @@ impl Adapter {
         let route = self.chan(meta.chan).map(|c| (c.ulp, c.proc));
         if let Some((ulp, _)) = route.filter(|r| r.0 != UlpId::Raw) {
             let at = if ulp.polls() { at + self.costs.poll_detect } else { at };
-            ctx.send_at(ctx.me(), at, Ev::Ulp { ulp, ev: UlpEv::Arrived { meta, packets: 1, bytes: 0, cqe } });
+            self.ulp_event(at, ulp, UlpEv::Arrived { meta, packets: 1, bytes: 0, cqe }, ctx);
             return;
         }
         if !last_part(&mut self.reassembly, &meta) {
@@ -759,6 +797,7 @@ impl Adapter {
 
     /// Sends `pkt` from `port` to the switch, its first bit there at `at` ([`SwitchLink`]).
     fn send_to_switch(&mut self, port: usize, at: Time, ser: Time, pkt: Packet, in_order: bool, ctx: &mut Ctx<'_, Ev>) {
+        let pkt = self.packets.put(pkt);
         self.switch_link.send(self.switch, self.switch_port_base + port as u16, port, at, ser, pkt, in_order, ctx);
     }
 
@@ -797,7 +836,8 @@ impl Adapter {
             // A protocol that bounds its send queue hears of the free slot when it polls.
             if let Some(c) = self.chan(meta.chan).filter(|c| c.sq_free) {
                 let detect = t + self.costs.poll_detect;
-                ctx.send_at(ctx.me(), detect, Ev::Ulp { ulp: c.ulp, ev: UlpEv::SqFree { chan: meta.chan, qp: q as u32 } });
+                let ulp = c.ulp;
+                self.ulp_event(detect, ulp, UlpEv::SqFree { chan: meta.chan, qp: q as u32 }, ctx);
             }
         }
     }
@@ -807,7 +847,7 @@ impl Adapter {
     fn complete_locally(&mut self, t: Time, meta: MsgMeta, ctx: &mut Ctx<'_, Ev>) {
         let cqe = self.bus.dma_write(t, self.prof.adapter.cqe_bytes);
         if let Some(ulp) = UlpId::wanting_local_completion(&meta) {
-            ctx.send_at(ctx.me(), cqe, Ev::Ulp { ulp, ev: UlpEv::Done { meta } });
+            self.ulp_event(cqe, ulp, UlpEv::Done { meta }, ctx);
             return;
         }
         if let Some(end) = self.chan(meta.chan).filter(|c| c.completions) {
@@ -829,6 +869,7 @@ impl Adapter {
             // A send needs a posted receive WQE; without one it comes again after an RNR
             // NAK, and the queue pair's later packets with it.
             if let Admit::Later(at) = self.rqs.admit(pkt.dst_qp as usize, op == Op::Send && first, now) {
+                let pkt = self.packets.put(pkt);
                 ctx.send_at(ctx.me(), at, Ev::PktAtNode { port: 0, pkt });
                 return;
             }
@@ -886,7 +927,7 @@ impl Adapter {
                     let cqe = self.bus.dma_write_behind(visible, self.rx_cqes.bytes(t, pkt.count as u64));
                     self.rx_cqes.written(cqe);
                     let ev = UlpEv::Arrived { meta: pkt.meta, packets: pkt.count, bytes: pkt.payload, cqe: true };
-                    ctx.send_at(ctx.me(), cqe, Ev::Ulp { ulp: UlpId::Sock, ev });
+                    self.ulp_event(cqe, UlpId::Sock, ev, ctx);
                 } else if (last || datagram_list) && pkt.meta.notify {
                     if op == Op::Send {
                         let cqes = if datagram_list { pkt.count as u64 } else { 1 };
@@ -904,12 +945,12 @@ impl Adapter {
             Kind::ReadReq { len } => {
                 self.rx_engine_free = t;
                 let job = RespJob { kind: RespKind::Read { len }, wr_id: pkt.wr_id, psn: pkt.psn, meta: pkt.meta, sent: 0 };
-                ctx.send_at(ctx.me(), t, Ev::RespReady { qp: pkt.dst_qp, job });
+                ctx.send_at(ctx.me(), t, Ev::RespReady { qp: pkt.dst_qp, job: self.jobs.put(job) });
             }
             Kind::AtomicReq => {
                 self.rx_engine_free = t;
                 let job = RespJob { kind: RespKind::Atomic, wr_id: pkt.wr_id, psn: pkt.psn, meta: pkt.meta, sent: 0 };
-                ctx.send_at(ctx.me(), t, Ev::RespReady { qp: pkt.dst_qp, job });
+                ctx.send_at(ctx.me(), t, Ev::RespReady { qp: pkt.dst_qp, job: self.jobs.put(job) });
             }
             Kind::ReadResp { .. } | Kind::AtomicAck => {
                 self.rx_engine_free = t;
@@ -928,7 +969,7 @@ impl Adapter {
                     qp.reads_out -= 1;
                     // A protocol's RDMA reads (SDP zero copy) complete to the protocol.
                     if let Some(ulp) = self.chan_ulp(pkt.meta.chan).filter(|&u| u != UlpId::Raw) {
-                        ctx.send_at(ctx.me(), cqe, Ev::Ulp { ulp, ev: UlpEv::Done { meta: pkt.meta } });
+                        self.ulp_event(cqe, ulp, UlpEv::Done { meta: pkt.meta }, ctx);
                         self.pump_tx(ctx);
                         return;
                     }
@@ -971,7 +1012,7 @@ impl Adapter {
             // The WQE (with inline data, if any) is read from host memory.
             self.bus.dma_read(ctx.now(), path.fetch_bytes)
         };
-        ctx.send_at(ctx.me(), fetched, Ev::WqeFetched { qp, wr });
+        ctx.send_at(ctx.me(), fetched, Ev::WqeFetched { qp, wr: self.wrs.put(wr) });
     }
 
     /// The adapter has fetched `wr` of `qp`: it joins the send queue.

@@ -4,3 +4,4 @@ pub mod headers;
 pub mod packet;
 pub mod qp;
 pub mod rq;
+pub mod pool;
