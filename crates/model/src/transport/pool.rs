@@ -38,6 +38,12 @@ impl PacketPool {
         self.0.borrow_mut().take(r.body)
     }
 
+    /// Brings `r`'s packet into the cache (a hint).
+    #[inline]
+    pub fn prefetch(&self, r: &PktRef) {
+        self.0.borrow().prefetch(&r.body)
+    }
+
     /// Packets in flight now.
     pub fn len(&self) -> usize {
         self.0.borrow().len()
