@@ -14,9 +14,7 @@ use crate::hw::switch::SharedSwitch;
 use crate::hw::switch_link::SwitchLink;
 use crate::hw::wire_queue::{Cut, Next, WireQueue};
 use crate::profile::Profile;
-use crate::slab::{Held, Slab};
 use crate::transport::packet::{ext_bytes, Kind, MsgMeta, Packet, Service, UlpKind};
-use crate::transport::pool::PacketPool;
 use crate::transport::qp::{packets_for, Active, Qp, RespJob, RespKind, Wr};
 use crate::transport::rq::{Admit, RecvQueues};
 use crate::ulp::{UlpEv, UlpId};
@@ -270,19 +268,12 @@ pub struct Adapter {
     clocks: Vec<PortClock>,
     /// Sends packets to the switch (through it, where it is shared).
     switch_link: SwitchLink,
-    /// The simulation's packets in flight (shared by every node of it).
-    pub packets: PacketPool,
-    /// Work requests, responder jobs and protocol events waiting in this node's own events.
-    wrs: Slab<Wr>,
-    jobs: Slab<RespJob>,
-    ulp_evs: Slab<UlpEv>,
 }
 
 impl Adapter {
     /// An adapter attached to `switch` at ports `switch_port_base..+ports`, with the links
-    /// `links` behind its ports; its packets in flight wait in `packets`, the pool of every
-    /// node of the simulation.
-    pub fn new(index: u32, prof: Arc<Profile>, switch: ComponentId, switch_port_base: u16, links: Vec<LinkSpec>, packets: PacketPool) -> Self {
+    /// `links` behind its ports.
+    pub fn new(index: u32, prof: Arc<Profile>, switch: ComponentId, switch_port_base: u16, links: Vec<LinkSpec>) -> Self {
         let ports = prof.adapter.ports as usize;
         // Trains small enough that every port keeps a train on the wire while the next ones
         // are fetched: prefetch depth / (4 x ports).
@@ -322,44 +313,7 @@ impl Adapter {
             costs,
             clocks,
             switch_link: SwitchLink::new(),
-            packets,
-            wrs: Slab::default(),
-            jobs: Slab::default(),
-            ulp_evs: Slab::default(),
         }
-    }
-
-    /// Tells protocol `ulp` of this node `ev` at `at`.
-    #[inline]
-    pub fn ulp_event(&mut self, at: Time, ulp: UlpId, ev: UlpEv, ctx: &mut Ctx<'_, Ev>) {
-        ctx.send_at(ctx.me(), at, Ev::Ulp { ulp, ev });
-    }
-
-    /// Brings what `ev` holds into the cache (a hint, before the node's catch-up work).
-    #[inline]
-    pub fn prefetch_held(&self, ev: &Ev) {
-        match ev {
-            Ev::PktAtNode { pkt, .. } => self.packets.prefetch(pkt),
-            _ => {}
-        }
-    }
-
-    /// The protocol event `ev` held, out of its slot.
-    #[inline]
-    pub fn take_ulp_event(&mut self, ev: UlpEv) -> UlpEv {
-        ev
-    }
-
-    /// The work request `wr` held, out of its slot.
-    #[inline]
-    pub fn take_wr(&mut self, wr: Wr) -> Wr {
-        wr
-    }
-
-    /// The responder job `job` held, out of its slot.
-    #[inline]
-    pub fn take_job(&mut self, job: RespJob) -> RespJob {
-        job
     }
 
     /// Adds a queue pair; returns its index.
@@ -509,7 +463,7 @@ impl Adapter {
         let route = self.chan(meta.chan).map(|c| (c.ulp, c.proc));
         if let Some((ulp, _)) = route.filter(|r| r.0 != UlpId::Raw) {
             let at = if ulp.polls() { at + self.costs.poll_detect } else { at };
-            self.ulp_event(at, ulp, UlpEv::Arrived { meta, packets: 1, bytes: 0, cqe }, ctx);
+            ctx.send_at(ctx.me(), at, Ev::Ulp { ulp, ev: UlpEv::Arrived { meta, packets: 1, bytes: 0, cqe } });
             return;
         }
         if !last_part(&mut self.reassembly, &meta) {
@@ -805,7 +759,6 @@ impl Adapter {
 
     /// Sends `pkt` from `port` to the switch, its first bit there at `at` ([`SwitchLink`]).
     fn send_to_switch(&mut self, port: usize, at: Time, ser: Time, pkt: Packet, in_order: bool, ctx: &mut Ctx<'_, Ev>) {
-        let pkt = self.packets.put(pkt);
         self.switch_link.send(self.switch, self.switch_port_base + port as u16, port, at, ser, pkt, in_order, ctx);
     }
 
@@ -844,8 +797,7 @@ impl Adapter {
             // A protocol that bounds its send queue hears of the free slot when it polls.
             if let Some(c) = self.chan(meta.chan).filter(|c| c.sq_free) {
                 let detect = t + self.costs.poll_detect;
-                let ulp = c.ulp;
-                self.ulp_event(detect, ulp, UlpEv::SqFree { chan: meta.chan, qp: q as u32 }, ctx);
+                ctx.send_at(ctx.me(), detect, Ev::Ulp { ulp: c.ulp, ev: UlpEv::SqFree { chan: meta.chan, qp: q as u32 } });
             }
         }
     }
@@ -855,7 +807,7 @@ impl Adapter {
     fn complete_locally(&mut self, t: Time, meta: MsgMeta, ctx: &mut Ctx<'_, Ev>) {
         let cqe = self.bus.dma_write(t, self.prof.adapter.cqe_bytes);
         if let Some(ulp) = UlpId::wanting_local_completion(&meta) {
-            self.ulp_event(cqe, ulp, UlpEv::Done { meta }, ctx);
+            ctx.send_at(ctx.me(), cqe, Ev::Ulp { ulp, ev: UlpEv::Done { meta } });
             return;
         }
         if let Some(end) = self.chan(meta.chan).filter(|c| c.completions) {
@@ -877,7 +829,6 @@ impl Adapter {
             // A send needs a posted receive WQE; without one it comes again after an RNR
             // NAK, and the queue pair's later packets with it.
             if let Admit::Later(at) = self.rqs.admit(pkt.dst_qp as usize, op == Op::Send && first, now) {
-                let pkt = self.packets.put(pkt);
                 ctx.send_at(ctx.me(), at, Ev::PktAtNode { port: 0, pkt });
                 return;
             }
@@ -935,7 +886,7 @@ impl Adapter {
                     let cqe = self.bus.dma_write_behind(visible, self.rx_cqes.bytes(t, pkt.count as u64));
                     self.rx_cqes.written(cqe);
                     let ev = UlpEv::Arrived { meta: pkt.meta, packets: pkt.count, bytes: pkt.payload, cqe: true };
-                    self.ulp_event(cqe, UlpId::Sock, ev, ctx);
+                    ctx.send_at(ctx.me(), cqe, Ev::Ulp { ulp: UlpId::Sock, ev });
                 } else if (last || datagram_list) && pkt.meta.notify {
                     if op == Op::Send {
                         let cqes = if datagram_list { pkt.count as u64 } else { 1 };
@@ -977,7 +928,7 @@ impl Adapter {
                     qp.reads_out -= 1;
                     // A protocol's RDMA reads (SDP zero copy) complete to the protocol.
                     if let Some(ulp) = self.chan_ulp(pkt.meta.chan).filter(|&u| u != UlpId::Raw) {
-                        self.ulp_event(cqe, ulp, UlpEv::Done { meta: pkt.meta }, ctx);
+                        ctx.send_at(ctx.me(), cqe, Ev::Ulp { ulp, ev: UlpEv::Done { meta: pkt.meta } });
                         self.pump_tx(ctx);
                         return;
                     }

@@ -21,7 +21,6 @@ pub mod params;
 pub mod profile;
 pub mod transport;
 pub mod scenario;
-pub mod slab;
 pub mod ulp;
 
 pub use params::ParamError;

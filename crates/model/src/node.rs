@@ -9,7 +9,6 @@ use crate::host::Host;
 use crate::hw::link::LinkSpec;
 use crate::profile::Profile;
 use crate::transport::packet::MsgMeta;
-use crate::transport::pool::PacketPool;
 use crate::ulp::mpi::MpiEnd;
 use crate::ulp::sock::SockEnd;
 use crate::ulp::{UlpEv, UlpHost, UlpId, Ulps};
@@ -106,7 +105,8 @@ impl UlpHost for Hw<'_, '_> {
     }
 
     fn schedule(&mut self, at: Time, ulp: UlpId, ev: UlpEv) {
-        self.adapter.ulp_event(at, ulp, ev, self.ctx);
+        let me = self.ctx.me();
+        self.ctx.send_at(me, at, Ev::Ulp { ulp, ev });
     }
 
     fn app_input(&mut self, proc: u16, input: Input, t: Time) -> (Time, Vec<Output>) {
@@ -142,12 +142,11 @@ fn feed(ulps: &mut Ulps, h: &mut Hw<'_, '_>, proc: u16, input: Input, t: Time) -
 
 impl Node {
     /// A node attached to `switch` at ports `switch_port_base..+ports`, with `links` behind
-    /// its adapter's ports; its packets in flight wait in `packets`, the pool of every node
-    /// of the simulation.
-    pub fn new(index: u32, prof: Arc<Profile>, switch: ComponentId, switch_port_base: u16, links: Vec<LinkSpec>, packets: PacketPool) -> Self {
+    /// its adapter's ports.
+    pub fn new(index: u32, prof: Arc<Profile>, switch: ComponentId, switch_port_base: u16, links: Vec<LinkSpec>) -> Self {
         Node {
             host: Host::new(prof.clone()),
-            adapter: Adapter::new(index, prof.clone(), switch, switch_port_base, links, packets),
+            adapter: Adapter::new(index, prof.clone(), switch, switch_port_base, links),
             ulps: Ulps::default(),
             cqe_poll_ps: ns(prof.host.cqe_poll_ns),
             prof,
@@ -185,7 +184,6 @@ impl Node {
 
 impl Component<Ev> for Node {
     fn handle(&mut self, ev: Ev, ctx: &mut Ctx<'_, Ev>) {
-        self.adapter.prefetch_held(&ev);
         self.adapter.stalls_before(ctx.now());
         self.adapter.bus.advance(ctx.now());
         if let Some(m) = self.host.memory.as_mut() {
@@ -201,24 +199,13 @@ impl Component<Ev> for Node {
             }
             Ev::Notify { proc, input, cqe } => self.run_programs(proc, input, cqe, ctx),
             Ev::Ulp { ulp, ev } => {
-                let ev = self.adapter.take_ulp_event(ev);
                 let mut h = Hw { host: &mut self.host, adapter: &mut self.adapter, ctx };
                 self.ulps.handle(ulp, &mut h, ev);
             }
-            Ev::Doorbell { qp, wr } => {
-                let wr = self.adapter.take_wr(wr);
-                self.adapter.doorbell(qp, wr, ctx)
-            }
-            // The work request stays held: the doorbell's event carries it on.
+            Ev::Doorbell { qp, wr } => self.adapter.doorbell(qp, wr, ctx),
             Ev::DoorbellWrite { qp, wr, bytes } => self.adapter.doorbell_write(qp, wr, bytes, ctx),
-            Ev::WqeFetched { qp, wr } => {
-                let wr = self.adapter.take_wr(wr);
-                self.adapter.wqe_fetched(qp, wr, ctx)
-            }
-            Ev::RespReady { qp, job } => {
-                let job = self.adapter.take_job(job);
-                self.adapter.resp_ready(qp, job, ctx)
-            }
+            Ev::WqeFetched { qp, wr } => self.adapter.wqe_fetched(qp, wr, ctx),
+            Ev::RespReady { qp, job } => self.adapter.resp_ready(qp, job, ctx),
             Ev::TxSlot { packets, done } => {
                 self.adapter.tx_slot(packets, ctx);
                 if let Some(meta) = done {
@@ -226,10 +213,7 @@ impl Component<Ev> for Node {
                 }
             }
             Ev::Depart { port } => self.adapter.depart(port, ctx),
-            Ev::PktAtNode { pkt, .. } => {
-                let pkt = self.adapter.packets.take(pkt);
-                self.adapter.receive(pkt, ctx)
-            }
+            Ev::PktAtNode { pkt, .. } => self.adapter.receive(pkt, ctx),
             Ev::Stall { port, until } => self.adapter.stall(port, until),
             Ev::PktAtSwitch { .. } => unreachable!("switch event delivered to a node"),
         }

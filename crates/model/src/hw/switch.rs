@@ -7,7 +7,7 @@ use crate::hw::link::LinkSpec;
 use crate::hw::memo::Memo2;
 use crate::hw::switch_spec::SwitchSpec;
 use crate::hw::wan_hop::WanHop;
-use crate::transport::pool::PktRef;
+use crate::transport::packet::Packet;
 use interlab_kernel::{Component, ComponentId, Ctx, Time};
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -216,7 +216,7 @@ impl Switch {
 
     /// The output port for `pkt`.
     #[inline]
-    fn output(&self, pkt: &PktRef) -> usize {
+    fn output(&self, pkt: &Packet) -> usize {
         self.output_to(pkt.dst_node, pkt.dst_port)
     }
 
@@ -239,7 +239,7 @@ impl Switch {
     /// A credit stall for the sender is handed back too, `(when it reaches the sender,
     /// until when)`, instead of being sent as an event: the sender puts it in force before
     /// its first event after that time (see [`crate::hw::wire_queue::WireQueue::stall_at`]).
-    pub fn forward_at_send(&mut self, in_port: u16, at: Time, ser_ps: Time, pkt: PktRef, in_order: bool, ctx: &mut Ctx<'_, Ev>) -> Result<Option<(Time, Time)>, PktRef> {
+    pub fn forward_at_send(&mut self, in_port: u16, at: Time, ser_ps: Time, pkt: Packet, in_order: bool, ctx: &mut Ctx<'_, Ev>) -> Result<Option<(Time, Time)>, Packet> {
         let i = in_port as usize;
         if !in_order || self.pending.get(i).is_none_or(|&n| n > 0) {
             return Err(pkt);
@@ -264,7 +264,7 @@ impl Switch {
     /// when)`) if `return_stall`, else sent as an event.
     #[inline]
     #[allow(clippy::too_many_arguments)]
-    fn forward(&mut self, now: Time, in_port: u16, out: usize, ser_ps: Time, pkt: PktRef, return_stall: bool, ctx: &mut Ctx<'_, Ev>) -> Option<(Time, Time)> {
+    fn forward(&mut self, now: Time, in_port: u16, out: usize, ser_ps: Time, pkt: Packet, return_stall: bool, ctx: &mut Ctx<'_, Ev>) -> Option<(Time, Time)> {
         let mut stall = None;
         let port = &mut self.ports[out];
         let e = port.forward(now, ser_ps, pkt.wire_bytes, pkt.count, self.latency_ps, self.buffer_bytes);
@@ -345,18 +345,16 @@ pub(crate) fn route(routes: &[Vec<Option<usize>>], node: u32, port: u8) -> Optio
 mod tests {
     use super::*;
     use crate::hw::link::{LineCode, LinkLayer};
-    use crate::transport::packet::{Kind, MsgMeta, Packet, Service, UlpKind};
-    use crate::transport::pool::PacketPool;
+    use crate::transport::packet::{Kind, MsgMeta, Service, UlpKind};
     use interlab_kernel::Simulation;
 
     fn link() -> LinkSpec {
         LinkSpec { lane_gbps: 5.0, lanes: 4, code: LineCode::B8B10, mtu_bytes: 2048, framing_bytes: 8, cable_m: 2.0, prop_ns_per_m: 5.0, layer: LinkLayer::InfiniBand }
     }
 
-    /// A packet in flight (in a pool of its own: the driver never takes it back).
-    fn pkt(dst_node: u32) -> PktRef {
+    fn pkt(dst_node: u32) -> Packet {
         let meta = MsgMeta { chan: 0, tag: 0, msg_id: 0, parts: 1, bytes: 0, notify: false, ulp: UlpKind::Raw };
-        PacketPool::default().put(Packet { dst_node, dst_port: 0, dst_qp: 0, kind: Kind::Ack, service: Service::Rc, psn: 0, ack_req: false, payload: 0, wire_bytes: 30, count: 1, wr_id: 0, meta })
+        Packet { dst_node, dst_port: 0, dst_qp: 0, kind: Kind::Ack, service: Service::Rc, psn: 0, ack_req: false, payload: 0, wire_bytes: 30, count: 1, wr_id: 0, meta }
     }
 
     /// Asks the shared switch to forward each scripted packet as it is sent (`(input,

@@ -5,7 +5,7 @@
 
 use crate::event::Ev;
 use crate::hw::switch::SharedSwitch;
-use crate::transport::pool::PktRef;
+use crate::transport::packet::Packet;
 use interlab_kernel::{ComponentId, Ctx, Time};
 use std::collections::VecDeque;
 
@@ -36,7 +36,7 @@ impl SwitchLink {
     /// first bit at the switch at `at` and its last `ser` later; `in_order`: nothing the
     /// adapter has yet to send on the port arrives earlier.
     #[allow(clippy::too_many_arguments)]
-    pub fn send(&mut self, switch: ComponentId, in_port: u16, port: usize, at: Time, ser: Time, pkt: PktRef, in_order: bool, ctx: &mut Ctx<'_, Ev>) {
+    pub fn send(&mut self, switch: ComponentId, in_port: u16, port: usize, at: Time, ser: Time, pkt: Packet, in_order: bool, ctx: &mut Ctx<'_, Ev>) {
         let pkt = match &self.shared {
             Some(sw) => {
                 let mut sw = sw.borrow_mut();

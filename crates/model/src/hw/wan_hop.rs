@@ -28,7 +28,7 @@
 use crate::event::Ev;
 use crate::hw::extender::SonetDir;
 use crate::hw::switch::{route, Peer, SwitchPort};
-use crate::transport::pool::PktRef;
+use crate::transport::packet::Packet;
 use interlab_kernel::{Ctx, Time};
 use std::collections::VecDeque;
 
@@ -67,7 +67,7 @@ impl WanHop {
     /// The first bit of `pkt` reaches the near extender at `now`, the whole packet `ser_ps`
     /// later: carries it over the path and through the far switch, and schedules its
     /// arrival at the far node.
-    pub fn carry(&mut self, now: Time, ser_ps: Time, pkt: PktRef, ctx: &mut Ctx<'_, Ev>) {
+    pub fn carry(&mut self, now: Time, ser_ps: Time, pkt: Packet, ctx: &mut Ctx<'_, Ev>) {
         // Stalls that reached the path before this packet are in force for it.
         while let Some(&(at, until)) = self.stalls.front() {
             if at >= now {
@@ -110,7 +110,6 @@ mod tests {
     use crate::hw::switch_spec::SwitchSpec;
     use crate::hw::wan_spec::WanSpec;
     use crate::transport::packet::{Kind, MsgMeta, Packet, Service, UlpKind};
-    use crate::transport::pool::PacketPool;
     use interlab_kernel::{Component, ComponentId, Ctx, Simulation, Time};
     use interlab_patterns::Op;
 
@@ -118,13 +117,12 @@ mod tests {
     struct End {
         switch: ComponentId,
         arrivals: Vec<(Time, u64)>,
-        packets: PacketPool,
     }
     impl Component<Ev> for End {
         fn handle(&mut self, ev: Ev, ctx: &mut Ctx<'_, Ev>) {
             match ev {
                 Ev::PktAtSwitch { in_port, ser_ps, pkt } => ctx.send_at(self.switch, ctx.now(), Ev::PktAtSwitch { in_port, ser_ps, pkt }),
-                Ev::PktAtNode { pkt, .. } => self.arrivals.push((ctx.now(), self.packets.take(pkt).psn)),
+                Ev::PktAtNode { pkt, .. } => self.arrivals.push((ctx.now(), pkt.psn)),
                 Ev::Stall { .. } => {}
                 _ => unreachable!(),
             }
@@ -160,9 +158,8 @@ mod tests {
         } else {
             Some(WanPath::new(&wan, miles, (a_id, pa), (b_id, pb)))
         };
-        let packets = PacketPool::default();
-        sim.add(End { switch: a_id, arrivals: vec![], packets: packets.clone() });
-        sim.add(End { switch: b_id, arrivals: vec![], packets: packets.clone() });
+        sim.add(End { switch: a_id, arrivals: vec![] });
+        sim.add(End { switch: b_id, arrivals: vec![] });
         sim.add(a);
         sim.add(b);
         if let Some(p) = path {
@@ -174,7 +171,7 @@ mod tests {
             let wire = count as u64 * 2074;
             let pkt = Packet { dst_node: 1, dst_port: 0, dst_qp: 0, kind, service: Service::Uc, psn: i as u64, ack_req: false, payload: 0, wire_bytes: wire, count, wr_id: 0, meta };
             let ser = link(5.0, 2.0).ser_ps(wire, count as u64);
-            sim.schedule(src, t, Ev::PktAtSwitch { in_port: 0, ser_ps: ser, pkt: packets.put(pkt) });
+            sim.schedule(src, t, Ev::PktAtSwitch { in_port: 0, ser_ps: ser, pkt });
         }
         let stats = sim.run();
         let (path, far_stalls) = if inline {
@@ -183,7 +180,6 @@ mod tests {
         } else {
             (sim.get::<WanPath>(wan_id).expect("path").dirs()[0], 0)
         };
-        assert!(packets.is_empty(), "every packet arrived");
         let d: &End = sim.get(dst).expect("end");
         (d.arrivals.clone(), path, stats.events, far_stalls)
     }

@@ -14,7 +14,6 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use crate::node::{ChanUlp, Node};
 use crate::transport::packet::Service;
-use crate::transport::pool::PacketPool;
 use crate::ulp::mpi::{MpiDesign, MpiEnd};
 use crate::ulp::sock::SockEnd;
 use interlab_kernel::{ComponentId, Simulation};
@@ -62,14 +61,12 @@ pub(super) fn build_with(s: &Scenario, spec: &PatternSpec, hops: WanHops) -> Fab
             Topology::Wan { .. } => (vec![sw(0), sw(1)], vec![Switch::new(&prof.switch), Switch::new(&prof.switch)]),
         };
         let mut nodes: Vec<Node> = Vec::new();
-        // The packets in flight between the nodes, one pool for all.
-        let packets = PacketPool::default();
         // One machine's CPUs for every node (client and daemon on one host).
         let machine = prof.host.shared.then(|| Cores::pool(prof.host.cores as usize));
         for i in 0..n_nodes {
             let swi = &mut switches[(switch_of[i as usize].0 - n_nodes) as usize];
             let base = swi.ports.len() as u16;
-            let mut n = Node::new(i, prof.clone(), switch_of[i as usize], base, links.clone(), packets.clone());
+            let mut n = Node::new(i, prof.clone(), switch_of[i as usize], base, links.clone());
             for p in 0..ports {
                 swi.add_node_port(i, node_ids[i as usize], p as u8, &n.adapter.links[p as usize]);
             }

@@ -4,4 +4,3 @@ pub mod headers;
 pub mod packet;
 pub mod qp;
 pub mod rq;
-pub mod pool;
