@@ -210,6 +210,9 @@ impl SeriesSpec {
                 ));
             }
         }
+        if s.sock.is_some() {
+            d.push(("socket_trains", self.socket_trains.map_or("where exact (one socket connection)".to_string(), |v| v.to_string())));
+        }
         if self.measure == Measure::Connect {
             d.push(("measure", "connect".to_string()));
         }
