@@ -260,7 +260,7 @@ fn spec_typos_get_a_suggestion_and_dry_run_shows_every_key() {
     let o = run(&["run", spec.to_str().unwrap(), "--dry-run"]);
     assert!(o.status.success(), "{}", text(&o));
     let t = String::from_utf8_lossy(&o.stdout);
-    for want in ["socket", "ipoib-ud lro=true", "processes_per_node 1, 2", "sizes", "64K", "2 points"] {
+    for want in ["socket", "ipoib-ud lro=true", "processes_per_node 1, 2", "sizes", "64K", "2 points", "socket_trains", "where exact (one socket connection)"] {
         assert!(t.contains(want), "dry run lacks `{want}`: {t}");
     }
     assert!(!t.contains("service"), "a socket series shows no verbs service: {t}");

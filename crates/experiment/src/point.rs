@@ -37,7 +37,11 @@ impl PointJob {
         }
         scenario.clients = pt.clients;
         scenario.procs_per_node = pt.procs;
-        PointJob { series, pt, scenario, spec: s.pattern_at(pt.size), connect: s.measure == Measure::Connect, seed: exp.seed }
+        let spec = s.pattern_at(pt.size);
+        if s.socket_trains.is_none() {
+            scenario.tcp_trains = scenario.socket_trains_exact(&spec);
+        }
+        PointJob { series, pt, scenario, spec, connect: s.measure == Measure::Connect, seed: exp.seed }
     }
 
     /// Simulates the point.

@@ -68,6 +68,9 @@ pub struct SeriesSpec {
     /// small sizes, up to [`MAX_WINDOW`]): a continuous stream as netperf's, not a
     /// window-and-reply loop dominated by the reply for small messages.
     pub window_bytes: Option<u64>,
+    /// `socket_trains` as the spec sets it; unset, each point runs in socket trains where
+    /// the model finds them exact ([`Scenario::socket_trains_exact`]).
+    pub socket_trains: Option<bool>,
 }
 
 /// Largest window `window_bytes` may ask for, messages.
@@ -206,6 +209,9 @@ impl SeriesSpec {
                     },
                 ));
             }
+        }
+        if s.sock.is_some() {
+            d.push(("socket_trains", self.socket_trains.map_or("where exact (one socket connection)".to_string(), |v| v.to_string())));
         }
         if self.measure == Measure::Connect {
             d.push(("measure", "connect".to_string()));
@@ -467,10 +473,13 @@ fn parse_series(file: &str, base: Option<&Path>, l: &mut Layers, label_default: 
         "clients" => Initiator::Clients,
         _ => Initiator::Server,
     };
-    // Socket trains: a TCP stream's datagrams in trains (fewer events, about 6 % less CPU on
-    // the studies; values within 1.1 % of packet by packet, see docs/performance.md). Off by
-    // default, so records are the packet-by-packet ones.
-    let tcp_trains = l.pick("socket_trains").bool_or("socket_trains", false)?;
+    // Socket trains: a TCP stream's datagrams in trains (fewer events; see
+    // docs/performance.md, "Socket trains in the studies"). Unset, each point has them where
+    // they are exact (one socket connection: `PointJob::new`); `true` asks for them on every
+    // point (several streams within about 1.1 % of packet by packet), `false` never.
+    let t = l.pick("socket_trains");
+    let socket_trains = if t.has("socket_trains") { Some(t.bool_or("socket_trains", false)?) } else { None };
+    let tcp_trains = socket_trains == Some(true);
     if tcp_trains && sock.is_none() {
         return Err(l.pick("socket_trains").err("socket_trains", "needs `socket` (trains of a TCP stream's datagrams)"));
     }
@@ -494,7 +503,7 @@ fn parse_series(file: &str, base: Option<&Path>, l: &mut Layers, label_default: 
     }
     let t = l.pick("window_bytes");
     let window_bytes = if t.has("window_bytes") { Some(t.int_in("window_bytes", 0, 1, 1 << 40)?) } else { None };
-    Ok(SeriesSpec { label, profile_name, setup, pattern, sizes, distances, clients, procs: procs_list, measure, window_bytes })
+    Ok(SeriesSpec { label, profile_name, setup, pattern, sizes, distances, clients, procs: procs_list, measure, window_bytes, socket_trains })
 }
 
 fn load_profile(name: &str, base: Option<&Path>) -> Result<Profile, ParamError> {
@@ -676,11 +685,17 @@ sizes = [8192]
     }
 
     #[test]
-    fn socket_trains_are_off_unless_asked_for_per_series() {
-        let text = "[experiment]\nname=\"t\"\nprofile=\"r805-connectx-ddr\"\n[pattern]\nkind=\"bandwidth\"\nop=\"send\"\nsizes=\"64K\"\nsocket=\"ipoib-ud\"\n[[series]]\nlabel=\"packets\"\n[[series]]\nlabel=\"trains\"\nsocket_trains=true";
+    fn socket_trains_default_to_where_they_are_exact() {
+        // Unset: on for a point of one socket connection, off for eight streams, two
+        // directions or verbs; `true` on every socket point, `false` on none.
+        let text = "[experiment]\nname=\"t\"\nprofile=\"r805-connectx-ddr\"\n[pattern]\nkind=\"bandwidth\"\nop=\"send\"\nsizes=\"64K\"\nsocket=\"ipoib-ud\"\n[[series]]\nlabel=\"default\"\nprocesses_per_node=[1,8]\n[[series]]\nlabel=\"trains\"\nsocket_trains=true\nprocesses_per_node=[1,8]\n[[series]]\nlabel=\"packets\"\nsocket_trains=false\n[[series]]\nlabel=\"bibw\"\nkind=\"bibw\"\n[[series]]\nlabel=\"verbs\"\nsocket=\"none\"";
         let e = parse_experiment("t.toml", text, None).unwrap();
-        assert!(!e.series[0].setup.tcp_trains);
-        assert!(e.series[1].setup.tcp_trains);
+        let on = |s: usize| e.series[s].points().into_iter().map(|pt| (pt.procs, crate::point::PointJob::new(&e, s, pt).scenario.tcp_trains)).collect::<Vec<_>>();
+        assert_eq!(on(0), [(1, true), (8, false)]);
+        assert_eq!(on(1), [(1, true), (8, true)]);
+        assert_eq!(on(2), [(1, false)]);
+        assert_eq!(on(3), [(1, false)]);
+        assert_eq!(on(4), [(1, false)]);
     }
 
     fn err(text: &str) -> ParamError {

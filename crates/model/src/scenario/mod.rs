@@ -130,6 +130,24 @@ impl Scenario {
         }
     }
 
+    /// Whether socket trains ([`Scenario::tcp_trains`]) give this set-up's results packet by
+    /// packet's within a fraction of a percent for `spec`: a socket stack and one socket
+    /// connection (one process pair, one client, one server, one direction). With several
+    /// connections, packet by packet the send engine's round robin interleaves their
+    /// datagrams on the wire and in the receiver's queue, so the receiver's ACKs of several
+    /// streams leave in bursts that share the sender's interrupts; a train takes one
+    /// connection's datagrams in a row and its ACKs come evenly, one interrupt each (eight
+    /// IPoIB-UD streams of 256 KiB messages: the sender's CPU share +1.1 %). See
+    /// docs/performance.md, "Socket trains in the studies (branch h-st2)".
+    pub fn socket_trains_exact(&self, spec: &PatternSpec) -> bool {
+        self.sock.is_some()
+            && self.sock_mix.is_none()
+            && self.io.is_none()
+            && self.procs_per_node == 1
+            && self.clients == 1
+            && !spec.kind.is_bidirectional()
+    }
+
     /// The stack of process pair `k` (of `procs_per_node`).
     fn stack_of(&self, k: u32) -> Option<SockStack> {
         match (self.sock, self.sock_mix) {
@@ -195,6 +213,19 @@ mod tests {
 
     fn vpi() -> Arc<Profile> {
         Arc::new(Profile::load("r805-connectx-ddr").expect("profile"))
+    }
+
+    #[test]
+    fn socket_trains_are_exact_for_one_socket_connection_only() {
+        let spec = PatternSpec { kind: PatternKind::Bandwidth, op: Op::Send, size: 1 << 17, window: 32, warmup: 1, iterations: 4 };
+        let one = Scenario { sock: Some(SockStack::ipoib_ud()), ..Scenario::new(vpi(), Service::Rc, Ports::One, 1) };
+        assert!(one.socket_trains_exact(&spec));
+        assert!(one.socket_trains_exact(&PatternSpec { kind: PatternKind::Latency, window: 1, ..spec }));
+        assert!(!one.socket_trains_exact(&PatternSpec { kind: PatternKind::BiBandwidth, ..spec }), "two directions");
+        assert!(!Scenario { procs_per_node: 8, ..one.clone() }.socket_trains_exact(&spec), "eight streams");
+        assert!(!Scenario { clients: 2, ..one.clone() }.socket_trains_exact(&spec), "two clients");
+        assert!(!Scenario { sock_mix: Some(SockStack::new(SockKind::IpoibRc)), ..one.clone() }.socket_trains_exact(&spec), "two stacks");
+        assert!(!Scenario { sock: None, ..one }.socket_trains_exact(&spec), "verbs");
     }
 
     #[test]
