@@ -281,6 +281,10 @@ struct Flow {
     /// Receive-side CPU of the message in flight (`NetCost::recv_cpu` of its size, and a
     /// small message's at both ends if it pays an SDP idle round trip), ps.
     recv_cpu: Time,
+    /// The CPU step the receiver runs right after the message in flight (its ns as ps; 0 if
+    /// the step after the message is not CPU on the receiving tier): taken at the send,
+    /// while the program's steps are in the caches, and run in the arrival's reservation.
+    cpu_after: Time,
     start: Time,
     marks: [Time; MARKS],
 }
@@ -494,7 +498,20 @@ impl Dc {
                     } else {
                         (m.send_cpu, m.wire, m.recv_cpu)
                     };
-                    self.flows[f as usize].recv_cpu = recv_cpu;
+                    // Work the receiver does next on the same tier joins the arrival's
+                    // reservation (one event fewer; the core runs both back to back).
+                    let receiver = if up { lk.from } else { lk.to };
+                    let flow = &mut self.flows[f as usize];
+                    flow.recv_cpu = recv_cpu;
+                    flow.cpu_after = 0;
+                    if flow.pc < flow.end {
+                        if let Step::Cpu { tier, ns } = self.runs.chunk(flow.chunk)[flow.pc as usize] {
+                            if tier as usize == receiver {
+                                flow.cpu_after = ns * 1000;
+                                flow.pc += 1;
+                            }
+                        }
+                    }
                     self.messages += 1;
                     let end = self.reserve_net(sender, now, cpu);
                     q.push((end + wire).max(now), Ev::Arrive { flow: f, link, up });
@@ -523,6 +540,7 @@ impl Dc {
                             conns: [NONE; MAX_LINKS],
                             class,
                             recv_cpu: 0,
+                            cpu_after: 0,
                             start,
                             marks: [0; MARKS],
                         });
@@ -567,6 +585,7 @@ impl Dc {
                     conns: [NONE; MAX_LINKS],
                     class: class as u16,
                     recv_cpu: 0,
+                    cpu_after: 0,
                     start: now,
                     marks: [now; MARKS],
                 });
@@ -577,20 +596,11 @@ impl Dc {
                 let l = link as usize;
                 let lk = &self.cfg.links[l];
                 let receiver = if up { lk.from } else { lk.to };
-                let fl = &mut self.flows[flow as usize];
-                // Work the receiver does next on the same tier joins the same reservation
-                // (one event fewer; the core runs both back to back).
+                let fl = &self.flows[flow as usize];
+                // The receive-side CPU and the CPU step after it (taken at the send).
                 let net = fl.recv_cpu;
                 self.net_busy[receiver] += net as u128;
-                let mut dur = net;
-                if fl.pc < fl.end {
-                    if let Step::Cpu { tier, ns } = self.runs.chunk(fl.chunk)[fl.pc as usize] {
-                        if tier as usize == receiver {
-                            dur += ns * 1000;
-                            fl.pc += 1;
-                        }
-                    }
-                }
+                let dur = net + fl.cpu_after;
                 let c = fl.conns[l];
                 let end = self.reserve(receiver, now, dur);
                 if c != NONE {
