@@ -262,23 +262,22 @@ struct Pool {
     waiters: VecDeque<u32>,
 }
 
-/// A request's program, or one of the programs it forked, being run. The fields every
-/// event of the flow reads come first, in its first cache line (with `align(64)`, a flow
-/// is two lines: what runs steps, and what the request records).
-#[repr(C, align(64))]
+/// A request's program, or one of the programs it forked, being run.
 struct Flow {
-    /// The step at `pc` when an event for this flow is pending (set when the event is
-    /// pushed, while the program's steps are in the caches: the event's handler then
-    /// reads no step of a program it last touched long before).
-    next: Step,
+    /// The request's program (an index into `Dc::programs`), shared by the programs it forks.
+    prog: u32,
+    /// The chunk of `Dc::chunks` the program is in.
+    chunk: u32,
     /// The next step, and the end of this flow's steps (its `Join`, or the program's end),
     /// as places in the chunk.
     pc: u32,
     end: u32,
-    /// The chunk of `Dc::chunks` the program is in.
-    chunk: u32,
-    /// Connections held, per link (`NONE`: none).
+    /// The flow that forked this one, or `NONE`.
+    parent: u32,
+    pending: u32,
+    browser: u32,
     conns: [u32; MAX_LINKS],
+    class: u16,
     /// Receive-side CPU of the message in flight (`NetCost::recv_cpu` of its size, and a
     /// small message's at both ends if it pays an SDP idle round trip), ps.
     recv_cpu: Time,
@@ -286,13 +285,6 @@ struct Flow {
     /// the step after the message is not CPU on the receiving tier): taken at the send,
     /// while the program's steps are in the caches, and run in the arrival's reservation.
     cpu_after: Time,
-    /// The request's program (an index into `Dc::programs`), shared by the programs it forks.
-    prog: u32,
-    /// The flow that forked this one, or `NONE`.
-    parent: u32,
-    pending: u32,
-    browser: u32,
-    class: u16,
     start: Time,
     marks: [Time; MARKS],
 }
@@ -355,13 +347,6 @@ struct Dc {
     connects: u64,
 }
 
-/// The step at place `pc` of chunk `chunk` (a `Join` past the chunk's end: a flow's `end`
-/// stops it before any step it does not own is run).
-#[inline(always)]
-fn step_at(runs: &Runs, chunk: u32, pc: u32) -> Step {
-    runs.chunk(chunk).get(pc as usize).copied().unwrap_or(Step::Join)
-}
-
 /// Runs `dur` of work from `now` on the core of `cores` that frees first (no cores: at
 /// once); returns when it ends. The cores are alike, so a pool is kept as their free times
 /// in ascending order: the first is the one to take, and its new free time moves to its
@@ -416,7 +401,6 @@ impl Dc {
             let pf = &mut self.flows[parent as usize];
             pf.pending -= 1;
             if pf.pending == 0 {
-                self.stash(parent);
                 q.push(now, Ev::Next(parent));
             }
             return;
@@ -436,17 +420,7 @@ impl Dc {
         }
     }
 
-    /// Sets flow `f`'s `next` to the step at its `pc` (before an event for it is pushed).
-    #[inline(always)]
-    fn stash(&mut self, f: u32) {
-        let fl = &mut self.flows[f as usize];
-        fl.next = step_at(&self.runs, fl.chunk, fl.pc);
-    }
-
-    /// Runs flow `f` from its `pc` until it waits: the first step is its `next` (set when
-    /// its event was pushed), the ones after it are read from its program.
     fn run_flow(&mut self, f: u32, now: Time, q: &mut Queue<Ev>) {
-        let mut step = self.flows[f as usize].next;
         loop {
             let flow = &mut self.flows[f as usize];
             if flow.pc >= flow.end {
@@ -455,7 +429,7 @@ impl Dc {
             }
             let pc = flow.pc;
             flow.pc += 1;
-            match step {
+            match self.runs.chunk(flow.chunk)[pc as usize] {
                 Step::Mark(k) => flow.marks[k as usize % MARKS] = now,
                 Step::Acquire { link, slot } => {
                     let l = link as usize;
@@ -479,7 +453,6 @@ impl Dc {
                             let wf = &mut self.flows[w as usize];
                             wf.conns[l] = c;
                             wf.pc += 1;
-                            self.stash(w);
                             q.push(now, Ev::Next(w));
                         } else {
                             pool.free.push(c);
@@ -497,13 +470,11 @@ impl Dc {
                     let (small, connect) = (k.small_cpu, k.connect);
                     self.reserve_net(from, now, small);
                     self.reserve_net(to, now, small);
-                    self.stash(f);
                     q.push(now + connect, Ev::Next(f));
                     return;
                 }
                 Step::Cpu { tier, ns } => {
                     let end = self.reserve(tier as usize, now, ns * 1000);
-                    self.stash(f);
                     q.push(end.max(now), Ev::Next(f));
                     return;
                 }
@@ -541,15 +512,15 @@ impl Dc {
                             }
                         }
                     }
-                    // The arrival's `Next` runs from here.
-                    self.stash(f);
                     self.messages += 1;
                     let end = self.reserve_net(sender, now, cpu);
                     q.push((end + wire).max(now), Ev::Arrive { flow: f, link, up });
                     return;
                 }
-                Step::Fork(0) => {}
                 Step::Fork(n) => {
+                    if n == 0 {
+                        continue;
+                    }
                     let (prog, chunk, browser, class, start) = (flow.prog, flow.chunk, flow.browser, flow.class, flow.start);
                     flow.pending = n;
                     // The forked programs follow the `Fork`, each up to its `Join`.
@@ -559,7 +530,6 @@ impl Dc {
                     for _ in 0..n {
                         let end = program_end(&self.runs.chunk(chunk)[..prog_end], at);
                         let cf = self.new_flow(Flow {
-                            next: step_at(&self.runs, chunk, at as u32),
                             prog,
                             chunk,
                             pc: at as u32,
@@ -584,7 +554,6 @@ impl Dc {
                 // A forked program's end (its flow's `end` stops it before): nothing to do.
                 Step::Join => {}
             }
-            step = step_at(&self.runs, self.flows[f as usize].chunk, pc + 1);
         }
     }
 
@@ -606,7 +575,6 @@ impl Dc {
                 let end = base + len as u32;
                 self.issued += 1;
                 let f = self.new_flow(Flow {
-                    next: step_at(&self.runs, chunk, base),
                     prog: p,
                     chunk,
                     pc: base,
