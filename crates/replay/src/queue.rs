@@ -69,33 +69,44 @@ impl<E: Copy> Heap<E> {
         self.v.len() - usize::from(self.hole != NO_HOLE)
     }
 
-    /// Lets `e`, placed at `i`, rise to its place.
+    /// Lets `e`, placed at `i` (below `v.len()`; what the slot held is not read), rise to
+    /// its place.
     #[inline(always)]
     fn rise(&mut self, mut i: usize, e: Entry<E>) {
+        debug_assert!(i < self.v.len());
         let r = e.rank();
-        while i > 0 {
-            let p = (i - 1) / 4;
-            if self.v[p].rank() <= r {
-                break;
+        let v = self.v.as_mut_ptr();
+        // SAFETY: `i` is below the length and every parent of a place is below it; the
+        // slot at `i` is written (never read) before it is part of the heap.
+        unsafe {
+            while i > 0 {
+                let p = (i - 1) / 4;
+                let pe = *v.add(p);
+                if pe.rank() <= r {
+                    break;
+                }
+                v.add(i).write(pe);
+                i = p;
             }
-            self.v[i] = self.v[p];
-            i = p;
+            v.add(i).write(e);
         }
-        self.v[i] = e;
     }
 
     /// Inlined, so the new entry is built in registers: built in memory by the caller and
-    /// read back whole, it stalls store forwarding.
+    /// read back whole, it stalls store forwarding. The entry goes into the hole the last
+    /// pop left, or else a new slot at the end, chosen without a branch (whether a hole is
+    /// there follows the order of pushes and pops, which no predictor learns).
     #[inline(always)]
     fn push(&mut self, e: Entry<E>) {
-        if self.hole != NO_HOLE {
-            let h = self.hole;
-            self.hole = NO_HOLE;
-            self.rise(h, e);
-        } else {
-            self.v.push(e);
-            self.rise(self.v.len() - 1, e);
-        }
+        self.v.reserve(1);
+        let len = self.v.len();
+        // A hole is always below the length; `NO_HOLE` is above every length.
+        let i = self.hole.min(len);
+        // SAFETY: the capacity is above `len`; a new slot at `len` is written by `rise`
+        // before anything reads it.
+        unsafe { self.v.set_len(len + usize::from(self.hole == NO_HOLE)) };
+        self.hole = NO_HOLE;
+        self.rise(i, e);
     }
 
     /// Fills the hole, if any, with the last entry.
@@ -122,6 +133,7 @@ impl<E: Copy> Heap<E> {
         self.settle();
         let top = *self.v.first()?;
         let n = self.v.len();
+        let v = self.v.as_mut_ptr();
         // Walk the hole down along least children to a leaf.
         let mut i = 0;
         loop {
@@ -129,16 +141,20 @@ impl<E: Copy> Heap<E> {
             if c >= n {
                 break;
             }
-            let m = if c + 4 <= n {
-                let ch = &self.v[c..c + 4];
-                let (a, ra) = if ch[1].rank() < ch[0].rank() { (1, ch[1].rank()) } else { (0, ch[0].rank()) };
-                let (b, rb) = if ch[3].rank() < ch[2].rank() { (3, ch[3].rank()) } else { (2, ch[2].rank()) };
-                c + if rb < ra { b } else { a }
-            } else {
-                (c..n).min_by_key(|&k| self.v[k].rank()).unwrap_or(c)
-            };
-            self.v[i] = self.v[m];
-            i = m;
+            // SAFETY: every place read is below `n` (children `c..c + 4` only when
+            // `c + 4 <= n`), and `i` is a place already read.
+            unsafe {
+                let m = if c + 4 <= n {
+                    let ch = std::slice::from_raw_parts(v.add(c), 4);
+                    let (a, ra) = if ch[1].rank() < ch[0].rank() { (1, ch[1].rank()) } else { (0, ch[0].rank()) };
+                    let (b, rb) = if ch[3].rank() < ch[2].rank() { (3, ch[3].rank()) } else { (2, ch[2].rank()) };
+                    c + if rb < ra { b } else { a }
+                } else {
+                    (c..n).min_by_key(|&k| (*v.add(k)).rank()).unwrap_or(c)
+                };
+                *v.add(i) = *v.add(m);
+                i = m;
+            }
         }
         if i == n - 1 {
             self.v.pop();
