@@ -106,6 +106,9 @@ pub trait Workload {
     fn next(&mut self, b: u32, now: Time, rng: &mut Rng, program: &mut Vec<Step>) -> usize;
     /// Think time after browser `b`'s request completed, ps.
     fn think(&mut self, b: u32, rng: &mut Rng) -> Time;
+    /// A copy in its present state (a replay whose folded run turns out not to be exact
+    /// reruns from the start with it: see [`run`]).
+    fn boxed_clone(&self) -> Box<dyn Workload>;
 }
 
 /// A replay run.
@@ -345,6 +348,10 @@ struct Dc {
     messages: u64,
     idle_penalties: u64,
     connects: u64,
+    /// Fold arrivals at tiers without cores into their sends.
+    fold: bool,
+    /// Arrivals folded (events the run without folding handles and this one does not).
+    folded: u64,
 }
 
 /// Runs `dur` of work from `now` on the core of `cores` that frees first (no cores: at
@@ -513,7 +520,29 @@ impl Dc {
                     }
                     self.messages += 1;
                     let end = self.reserve_net(sender, now, cpu);
-                    q.push((end + wire).max(now), Ev::Arrive { flow: f, link, up });
+                    let at = (end + wire).max(now);
+                    // An arrival at a tier without cores (the browsers) changes nothing
+                    // another event reads: its sums, its flow's own connection, and its
+                    // `Next` at the end of its CPU. It is done now and its `Next` pushed
+                    // in its place, if the run reaches it (it ends at `warmup + measure`)
+                    // and the queue can track the fold (see `run`).
+                    if self.fold && self.cores[self.pool_of[receiver]].is_empty() && at < self.cfg.warmup + self.cfg.measure {
+                        let flow = &self.flows[f as usize];
+                        let (net, dur, c) = (flow.recv_cpu, flow.recv_cpu + flow.cpu_after, flow.conns[l]);
+                        let next_at = at + dur;
+                        if q.can_fold(next_at) {
+                            self.net_busy[receiver] += net as u128;
+                            self.busy[receiver] += dur as u128;
+                            if c != NONE {
+                                self.conn_mut(l, c).last = Some(next_at);
+                            }
+                            self.folded += 1;
+                            let ka = q.skip(at);
+                            q.push_folded(next_at, Ev::Next(f), ka);
+                            return;
+                        }
+                    }
+                    q.push(at, Ev::Arrive { flow: f, link, up });
                     return;
                 }
                 Step::Fork(n) => {
@@ -634,6 +663,20 @@ pub fn run(cfg: &Config, wl: Box<dyn Workload>) -> Result<Outcome, String> {
     if cfg.measure == 0 {
         return Err("the measurement interval must be longer than 0".into());
     }
+    // Folded first; if the queue saw a push whose order against a folded event the run
+    // without folding would give otherwise, that run, from the start, on a copy of the
+    // workload as it was.
+    let spare = wl.boxed_clone();
+    match run_once(cfg, wl, true) {
+        Some(o) => Ok(o),
+        None => run_once(cfg, spare, false).ok_or_else(|| "a replay without folding found a fold".to_string()),
+    }
+}
+
+/// One replay, with arrivals at tiers without cores folded into their sends (`fold`) or
+/// not. None: folded, and not provably the run without folding (see `Queue::conflict`), or
+/// it might have reached `max_events` at another event.
+fn run_once(cfg: &Config, wl: Box<dyn Workload>, fold: bool) -> Option<Outcome> {
     let classes = wl.classes();
     let pools = cfg
         .links
@@ -678,6 +721,8 @@ pub fn run(cfg: &Config, wl: Box<dyn Workload>) -> Result<Outcome, String> {
         messages: 0,
         idle_penalties: 0,
         connects: 0,
+        fold,
+        folded: 0,
     };
     // The run loop: one component, so no dispatch; events in `(time, seq)` order.
     let mut q: Queue<Ev> = Queue::new();
@@ -692,16 +737,22 @@ pub fn run(cfg: &Config, wl: Box<dyn Workload>) -> Result<Outcome, String> {
         let Some((t, ev)) = q.pop() else { break };
         now = t;
         events += 1;
-        if !dc.handle(ev, now, &mut q) {
+        if !dc.handle(ev, now, &mut q) || q.conflict {
             break;
         }
     }
     let end = now.max(1) as f64;
+    // The run without folding handles every folded arrival as an event: past its guard on
+    // events it would have stopped elsewhere.
+    if q.conflict || (dc.folded > 0 && events + dc.folded >= cfg.max_events) {
+        return None;
+    }
+    let events = events + dc.folded;
     // The completions are kept for the whole of a `reproduce` (the largest results it
     // keeps): without the slack of their vector's growth.
     let mut measured = std::mem::take(&mut dc.measured);
     measured.shrink_to_fit();
-    Ok(Outcome {
+    Some(Outcome {
         classes,
         issued: dc.issued,
         completed: dc.completed,

@@ -192,11 +192,27 @@ pub(crate) struct Queue<E> {
     now: Time,
     /// Events pushed for `now` itself (in push order, so in `(time, seq)` order).
     at_now: VecDeque<Entry<E>>,
+    /// Rank of the event being handled (the last popped).
+    cur_rank: u128,
+    /// Folds whose skipped event is still ahead: per slot (by the folded event's time) that
+    /// time and the greatest rank of a skipped event folded into an event at that time.
+    folds: Vec<(Time, u128)>,
+    /// A push may have taken a place before a folded event that the run without folding
+    /// gives it after (or the other way round): the run is not exact.
+    pub(crate) conflict: bool,
+}
+
+/// Slots of [`Queue::folds`].
+const FOLD_SLOTS: usize = 1 << 10;
+
+#[inline(always)]
+fn fold_slot(t: Time) -> usize {
+    (t.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - FOLD_SLOTS.trailing_zeros())) as usize
 }
 
 impl<E: Copy> Queue<E> {
     pub(crate) fn new() -> Self {
-        Queue { next_seq: 0, heap: Heap::new(), buckets: vec![NO_SLOT; WHEEL_BUCKETS as usize], slots: Vec::new(), free_slots: Vec::new(), in_buckets: 0, cur: 0, ready: Vec::new(), now: 0, at_now: VecDeque::new() }
+        Queue { next_seq: 0, heap: Heap::new(), buckets: vec![NO_SLOT; WHEEL_BUCKETS as usize], slots: Vec::new(), free_slots: Vec::new(), in_buckets: 0, cur: 0, ready: Vec::new(), now: 0, at_now: VecDeque::new(), cur_rank: 0, folds: vec![(0, 0); FOLD_SLOTS], conflict: false }
     }
 
     /// Schedules `ev` at `time` (not before the last event popped): with the events for
@@ -207,6 +223,47 @@ impl<E: Copy> Queue<E> {
     /// Inlined: the event is built in registers (see [`Heap::push`]).
     #[inline(always)]
     pub(crate) fn push(&mut self, time: Time, ev: E) {
+        self.check(time, self.cur_rank);
+        self.push_unchecked(time, ev);
+    }
+
+    /// Flags a conflict if an event pushed now at `time` by an event of rank `by` goes in
+    /// before a folded event at `time` whose skipped event has a greater rank.
+    #[inline(always)]
+    fn check(&mut self, time: Time, by: u128) {
+        let (t, ka) = self.folds[fold_slot(time)];
+        self.conflict |= (t == time) & (ka > by);
+    }
+
+    /// Whether an event at `time` can be registered as folded.
+    #[inline(always)]
+    pub(crate) fn can_fold(&self, time: Time) -> bool {
+        let (t, ka) = self.folds[fold_slot(time)];
+        t == time || ka <= self.cur_rank
+    }
+
+    /// Takes the sequence number of an event at `at` that is not pushed (folded into the
+    /// current one); returns its rank.
+    #[inline(always)]
+    pub(crate) fn skip(&mut self, at: Time) -> u128 {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        ((at as u128) << 64) | seq as u128
+    }
+
+    /// Pushes `ev` at `time` as the skipped event of rank `ka` would have (check
+    /// [`Queue::can_fold`] first).
+    #[inline(always)]
+    pub(crate) fn push_folded(&mut self, time: Time, ev: E, ka: u128) {
+        self.check(time, ka);
+        let slot = &mut self.folds[fold_slot(time)];
+        debug_assert!(slot.0 == time || slot.1 <= self.cur_rank);
+        *slot = (time, if slot.0 == time { slot.1.max(ka) } else { ka });
+        self.push_unchecked(time, ev);
+    }
+
+    #[inline(always)]
+    fn push_unchecked(&mut self, time: Time, ev: E) {
         debug_assert!(time >= self.now, "time runs back");
         let seq = self.next_seq;
         self.next_seq += 1;
@@ -276,6 +333,7 @@ impl<E: Copy> Queue<E> {
             self.cur = self.cur.max(e.time >> BUCKET_SHIFT);
         }
         self.now = e.time;
+        self.cur_rank = e.rank();
         Some((e.time, e.ev))
     }
 

@@ -191,6 +191,7 @@ fn explore() {
 }
 
 /// One message of `bytes` from the web tier to the client per request (or the other way).
+#[derive(Clone)]
 struct OneWay {
     bytes: u64,
     up: bool,
@@ -206,6 +207,9 @@ impl Workload for OneWay {
     }
     fn think(&mut self, _b: u32, _rng: &mut interlab_kernel::Rng) -> interlab_kernel::Time {
         workload::secs(0.01)
+    }
+    fn boxed_clone(&self) -> Box<dyn Workload> {
+        Box::new(self.clone())
     }
 }
 
@@ -319,6 +323,7 @@ fn a_window_short_against_the_response_times_is_flagged() {
 
 /// A request that forks two programs, the first of which forks two more: a request and its
 /// response around them, all CPU on the web tier.
+#[derive(Clone)]
 struct Nested;
 
 impl Workload for Nested {
@@ -348,6 +353,9 @@ impl Workload for Nested {
     }
     fn think(&mut self, _b: u32, _rng: &mut interlab_kernel::Rng) -> interlab_kernel::Time {
         workload::secs(0.01)
+    }
+    fn boxed_clone(&self) -> Box<dyn Workload> {
+        Box::new(self.clone())
     }
 }
 
