@@ -348,8 +348,11 @@ struct Dc {
     messages: u64,
     idle_penalties: u64,
     connects: u64,
-    /// Fold arrivals at tiers without cores into their sends.
-    fold: bool,
+    /// Per tier: arrivals there are folded into their sends (folding, and no cores).
+    foldable: Vec<bool>,
+    /// Arrivals are folded only before this time (the end of the run, `warmup + measure`:
+    /// the run without folding handles one there only if it is earlier).
+    fold_before: Time,
     /// Arrivals folded (events the run without folding handles and this one does not).
     folded: u64,
 }
@@ -526,19 +529,18 @@ impl Dc {
                     // `Next` at the end of its CPU. It is done now and its `Next` pushed
                     // in its place, if the run reaches it (it ends at `warmup + measure`)
                     // and the queue can track the fold (see `run`).
-                    if self.fold && self.cores[self.pool_of[receiver]].is_empty() && at < self.cfg.warmup + self.cfg.measure {
+                    if self.foldable[receiver] && at < self.fold_before {
                         let flow = &self.flows[f as usize];
                         let (net, dur, c) = (flow.recv_cpu, flow.recv_cpu + flow.cpu_after, flow.conns[l]);
+                        // A tier without cores runs the work from the arrival on.
                         let next_at = at + dur;
-                        if q.can_fold(next_at) {
+                        if q.try_push_folded(at, next_at, Ev::Next(f)) {
                             self.net_busy[receiver] += net as u128;
                             self.busy[receiver] += dur as u128;
                             if c != NONE {
                                 self.conn_mut(l, c).last = Some(next_at);
                             }
                             self.folded += 1;
-                            let ka = q.skip(at);
-                            q.push_folded(next_at, Ev::Next(f), ka);
                             return;
                         }
                     }
@@ -721,7 +723,8 @@ fn run_once(cfg: &Config, wl: Box<dyn Workload>, fold: bool) -> Option<Outcome> 
         messages: 0,
         idle_penalties: 0,
         connects: 0,
-        fold,
+        foldable: cfg.tiers.iter().map(|t| fold && !t.shared && t.cores == 0).collect(),
+        fold_before: cfg.warmup + cfg.measure,
         folded: 0,
     };
     // The run loop: one component, so no dispatch; events in `(time, seq)` order.

@@ -196,7 +196,7 @@ pub(crate) struct Queue<E> {
     cur_rank: u128,
     /// Folds whose skipped event is still ahead: per slot (by the folded event's time) that
     /// time and the greatest rank of a skipped event folded into an event at that time.
-    folds: Vec<(Time, u128)>,
+    folds: Box<[(Time, u128); FOLD_SLOTS]>,
     /// A push may have taken a place before a folded event that the run without folding
     /// gives it after (or the other way round): the run is not exact.
     pub(crate) conflict: bool,
@@ -207,12 +207,12 @@ const FOLD_SLOTS: usize = 1 << 10;
 
 #[inline(always)]
 fn fold_slot(t: Time) -> usize {
-    (t.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - FOLD_SLOTS.trailing_zeros())) as usize
+    (t.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - FOLD_SLOTS.trailing_zeros())) as usize & (FOLD_SLOTS - 1)
 }
 
 impl<E: Copy> Queue<E> {
     pub(crate) fn new() -> Self {
-        Queue { next_seq: 0, heap: Heap::new(), buckets: vec![NO_SLOT; WHEEL_BUCKETS as usize], slots: Vec::new(), free_slots: Vec::new(), in_buckets: 0, cur: 0, ready: Vec::new(), now: 0, at_now: VecDeque::new(), cur_rank: 0, folds: vec![(0, 0); FOLD_SLOTS], conflict: false }
+        Queue { next_seq: 0, heap: Heap::new(), buckets: vec![NO_SLOT; WHEEL_BUCKETS as usize], slots: Vec::new(), free_slots: Vec::new(), in_buckets: 0, cur: 0, ready: Vec::new(), now: 0, at_now: VecDeque::new(), cur_rank: 0, folds: Box::new([(0, 0); FOLD_SLOTS]), conflict: false }
     }
 
     /// Schedules `ev` at `time` (not before the last event popped): with the events for
@@ -235,31 +235,26 @@ impl<E: Copy> Queue<E> {
         self.conflict |= (t == time) & (ka > by);
     }
 
-    /// Whether an event at `time` can be registered as folded.
+    /// Folds an event at `at` (not pushed: done now by the caller) into its successor `ev`
+    /// at `time`, which is pushed as the skipped event would have pushed it. False (and
+    /// nothing done) if the table of folds has no room for it at `time`'s slot.
     #[inline(always)]
-    pub(crate) fn can_fold(&self, time: Time) -> bool {
-        let (t, ka) = self.folds[fold_slot(time)];
-        t == time || ka <= self.cur_rank
-    }
-
-    /// Takes the sequence number of an event at `at` that is not pushed (folded into the
-    /// current one); returns its rank.
-    #[inline(always)]
-    pub(crate) fn skip(&mut self, at: Time) -> u128 {
+    pub(crate) fn try_push_folded(&mut self, at: Time, time: Time, ev: E) -> bool {
+        let slot = &mut self.folds[fold_slot(time)];
+        let (t, open) = *slot;
+        if t != time && open > self.cur_rank {
+            return false;
+        }
+        // The skipped event takes its sequence number, as pushed now.
         let seq = self.next_seq;
         self.next_seq += 1;
-        ((at as u128) << 64) | seq as u128
-    }
-
-    /// Pushes `ev` at `time` as the skipped event of rank `ka` would have (check
-    /// [`Queue::can_fold`] first).
-    #[inline(always)]
-    pub(crate) fn push_folded(&mut self, time: Time, ev: E, ka: u128) {
-        self.check(time, ka);
-        let slot = &mut self.folds[fold_slot(time)];
-        debug_assert!(slot.0 == time || slot.1 <= self.cur_rank);
-        *slot = (time, if slot.0 == time { slot.1.max(ka) } else { ka });
+        let ka = ((at as u128) << 64) | seq as u128;
+        // A fold at `time` whose skipped event comes after this one: pushed earlier, its
+        // successor now comes first, but not in the run without folding.
+        self.conflict |= (t == time) & (open > ka);
+        *slot = (time, if t == time { open.max(ka) } else { ka });
         self.push_unchecked(time, ev);
+        true
     }
 
     #[inline(always)]
