@@ -678,7 +678,7 @@ pub fn run(cfg: &Config, wl: Box<dyn Workload>) -> Result<Outcome, String> {
 /// One replay, with arrivals at tiers without cores folded into their sends (`fold`) or
 /// not. None: folded, and not provably the run without folding (see `Queue::conflict`), or
 /// it might have reached `max_events` at another event.
-fn run_once(cfg: &Config, wl: Box<dyn Workload>, fold: bool) -> Option<Outcome> {
+pub(crate) fn run_once(cfg: &Config, wl: Box<dyn Workload>, fold: bool) -> Option<Outcome> {
     let classes = wl.classes();
     let pools = cfg
         .links
