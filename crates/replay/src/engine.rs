@@ -366,19 +366,21 @@ fn take_core(cores: &mut [Time], now: Time, dur: Time) -> Time {
     let end = first.max(now) + dur;
     // `end` goes in among the others, c_1 <= .. <= c_{n-1}, without a branch on where:
     // place i - 1 gets max(c_{i-1}, min(c_i, end)) (c_0 taken as below everything), the
-    // last max(c_{n-1}, end). Each place reads only itself and the one after it, both not
-    // yet written: no value carried from place to place, so the loop runs in vector lanes.
+    // last max(c_{n-1}, end).
     let n = cores.len();
-    cores[0] = 0;
-    for i in 0..n - 1 {
-        cores[i] = cores[i].max(cores[i + 1].min(end));
+    let mut below = 0;
+    for i in 1..n {
+        let c = cores[i];
+        cores[i - 1] = below.max(c.min(end));
+        below = c;
     }
-    cores[n - 1] = cores[n - 1].max(end);
+    cores[n - 1] = below.max(end);
     end
 }
 
 impl Dc {
     /// Reserves `dur` of CPU on `tier` from `now`; returns when the work ends.
+    #[inline(always)]
     fn reserve(&mut self, tier: usize, now: Time, dur: Time) -> Time {
         self.busy[tier] += dur as u128;
         take_core(&mut self.cores[self.pool_of[tier]], now, dur)
