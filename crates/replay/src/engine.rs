@@ -106,6 +106,9 @@ pub trait Workload {
     fn next(&mut self, b: u32, now: Time, rng: &mut Rng, program: &mut Vec<Step>) -> usize;
     /// Think time after browser `b`'s request completed, ps.
     fn think(&mut self, b: u32, rng: &mut Rng) -> Time;
+    /// A copy in its present state (a replay whose folded run turns out not to be exact
+    /// reruns from the start with it: see [`run`]).
+    fn boxed_clone(&self) -> Box<dyn Workload>;
 }
 
 /// A replay run.
@@ -281,6 +284,10 @@ struct Flow {
     /// Receive-side CPU of the message in flight (`NetCost::recv_cpu` of its size, and a
     /// small message's at both ends if it pays an SDP idle round trip), ps.
     recv_cpu: Time,
+    /// The CPU step the receiver runs right after the message in flight (its ns as ps; 0 if
+    /// the step after the message is not CPU on the receiving tier): taken at the send,
+    /// while the program's steps are in the caches, and run in the arrival's reservation.
+    cpu_after: Time,
     start: Time,
     marks: [Time; MARKS],
 }
@@ -341,6 +348,13 @@ struct Dc {
     messages: u64,
     idle_penalties: u64,
     connects: u64,
+    /// Per tier: arrivals there are folded into their sends (folding, and no cores).
+    foldable: Vec<bool>,
+    /// Arrivals are folded only before this time (the end of the run, `warmup + measure`:
+    /// the run without folding handles one there only if it is earlier).
+    fold_before: Time,
+    /// Arrivals folded (events the run without folding handles and this one does not).
+    folded: u64,
 }
 
 /// Runs `dur` of work from `now` on the core of `cores` that frees first (no cores: at
@@ -366,6 +380,7 @@ fn take_core(cores: &mut [Time], now: Time, dur: Time) -> Time {
 
 impl Dc {
     /// Reserves `dur` of CPU on `tier` from `now`; returns when the work ends.
+    #[inline(always)]
     fn reserve(&mut self, tier: usize, now: Time, dur: Time) -> Time {
         self.busy[tier] += dur as u128;
         take_core(&mut self.cores[self.pool_of[tier]], now, dur)
@@ -494,10 +509,44 @@ impl Dc {
                     } else {
                         (m.send_cpu, m.wire, m.recv_cpu)
                     };
-                    self.flows[f as usize].recv_cpu = recv_cpu;
+                    // Work the receiver does next on the same tier joins the arrival's
+                    // reservation (one event fewer; the core runs both back to back).
+                    let receiver = if up { lk.from } else { lk.to };
+                    let flow = &mut self.flows[f as usize];
+                    flow.recv_cpu = recv_cpu;
+                    flow.cpu_after = 0;
+                    if flow.pc < flow.end {
+                        if let Step::Cpu { tier, ns } = self.runs.chunk(flow.chunk)[flow.pc as usize] {
+                            if tier as usize == receiver {
+                                flow.cpu_after = ns * 1000;
+                                flow.pc += 1;
+                            }
+                        }
+                    }
                     self.messages += 1;
                     let end = self.reserve_net(sender, now, cpu);
-                    q.push((end + wire).max(now), Ev::Arrive { flow: f, link, up });
+                    let at = (end + wire).max(now);
+                    // An arrival at a tier without cores (the browsers) changes nothing
+                    // another event reads: its sums, its flow's own connection, and its
+                    // `Next` at the end of its CPU. It is done now and its `Next` pushed
+                    // in its place, if the run reaches it (it ends at `warmup + measure`)
+                    // and the queue can track the fold (see `run`).
+                    if self.foldable[receiver] && at < self.fold_before {
+                        let flow = &self.flows[f as usize];
+                        let (net, dur, c) = (flow.recv_cpu, flow.recv_cpu + flow.cpu_after, flow.conns[l]);
+                        // A tier without cores runs the work from the arrival on.
+                        let next_at = at + dur;
+                        if q.try_push_folded(at, next_at, Ev::Next(f)) {
+                            self.net_busy[receiver] += net as u128;
+                            self.busy[receiver] += dur as u128;
+                            if c != NONE {
+                                self.conn_mut(l, c).last = Some(next_at);
+                            }
+                            self.folded += 1;
+                            return;
+                        }
+                    }
+                    q.push(at, Ev::Arrive { flow: f, link, up });
                     return;
                 }
                 Step::Fork(n) => {
@@ -523,6 +572,7 @@ impl Dc {
                             conns: [NONE; MAX_LINKS],
                             class,
                             recv_cpu: 0,
+                            cpu_after: 0,
                             start,
                             marks: [0; MARKS],
                         });
@@ -567,6 +617,7 @@ impl Dc {
                     conns: [NONE; MAX_LINKS],
                     class: class as u16,
                     recv_cpu: 0,
+                    cpu_after: 0,
                     start: now,
                     marks: [now; MARKS],
                 });
@@ -577,20 +628,11 @@ impl Dc {
                 let l = link as usize;
                 let lk = &self.cfg.links[l];
                 let receiver = if up { lk.from } else { lk.to };
-                let fl = &mut self.flows[flow as usize];
-                // Work the receiver does next on the same tier joins the same reservation
-                // (one event fewer; the core runs both back to back).
+                let fl = &self.flows[flow as usize];
+                // The receive-side CPU and the CPU step after it (taken at the send).
                 let net = fl.recv_cpu;
                 self.net_busy[receiver] += net as u128;
-                let mut dur = net;
-                if fl.pc < fl.end {
-                    if let Step::Cpu { tier, ns } = self.runs.chunk(fl.chunk)[fl.pc as usize] {
-                        if tier as usize == receiver {
-                            dur += ns * 1000;
-                            fl.pc += 1;
-                        }
-                    }
-                }
+                let dur = net + fl.cpu_after;
                 let c = fl.conns[l];
                 let end = self.reserve(receiver, now, dur);
                 if c != NONE {
@@ -625,6 +667,20 @@ pub fn run(cfg: &Config, wl: Box<dyn Workload>) -> Result<Outcome, String> {
     if cfg.measure == 0 {
         return Err("the measurement interval must be longer than 0".into());
     }
+    // Folded first; if the queue saw a push whose order against a folded event the run
+    // without folding would give otherwise, that run, from the start, on a copy of the
+    // workload as it was.
+    let spare = wl.boxed_clone();
+    match run_once(cfg, wl, true) {
+        Some(o) => Ok(o),
+        None => run_once(cfg, spare, false).ok_or_else(|| "a replay without folding found a fold".to_string()),
+    }
+}
+
+/// One replay, with arrivals at tiers without cores folded into their sends (`fold`) or
+/// not. None: folded, and not provably the run without folding (see `Queue::conflict`), or
+/// it might have reached `max_events` at another event.
+pub(crate) fn run_once(cfg: &Config, wl: Box<dyn Workload>, fold: bool) -> Option<Outcome> {
     let classes = wl.classes();
     let pools = cfg
         .links
@@ -669,6 +725,9 @@ pub fn run(cfg: &Config, wl: Box<dyn Workload>) -> Result<Outcome, String> {
         messages: 0,
         idle_penalties: 0,
         connects: 0,
+        foldable: cfg.tiers.iter().map(|t| fold && !t.shared && t.cores == 0).collect(),
+        fold_before: cfg.warmup + cfg.measure,
+        folded: 0,
     };
     // The run loop: one component, so no dispatch; events in `(time, seq)` order.
     let mut q: Queue<Ev> = Queue::new();
@@ -683,16 +742,22 @@ pub fn run(cfg: &Config, wl: Box<dyn Workload>) -> Result<Outcome, String> {
         let Some((t, ev)) = q.pop() else { break };
         now = t;
         events += 1;
-        if !dc.handle(ev, now, &mut q) {
+        if !dc.handle(ev, now, &mut q) || q.conflict {
             break;
         }
     }
     let end = now.max(1) as f64;
+    // The run without folding handles every folded arrival as an event: past its guard on
+    // events it would have stopped elsewhere.
+    if q.conflict || (dc.folded > 0 && events + dc.folded >= cfg.max_events) {
+        return None;
+    }
+    let events = events + dc.folded;
     // The completions are kept for the whole of a `reproduce` (the largest results it
     // keeps): without the slack of their vector's growth.
     let mut measured = std::mem::take(&mut dc.measured);
     measured.shrink_to_fit();
-    Ok(Outcome {
+    Some(Outcome {
         classes,
         issued: dc.issued,
         completed: dc.completed,

@@ -69,33 +69,44 @@ impl<E: Copy> Heap<E> {
         self.v.len() - usize::from(self.hole != NO_HOLE)
     }
 
-    /// Lets `e`, placed at `i`, rise to its place.
+    /// Lets `e`, placed at `i` (below `v.len()`; what the slot held is not read), rise to
+    /// its place.
     #[inline(always)]
     fn rise(&mut self, mut i: usize, e: Entry<E>) {
+        debug_assert!(i < self.v.len());
         let r = e.rank();
-        while i > 0 {
-            let p = (i - 1) / 4;
-            if self.v[p].rank() <= r {
-                break;
+        let v = self.v.as_mut_ptr();
+        // SAFETY: `i` is below the length and every parent of a place is below it; the
+        // slot at `i` is written (never read) before it is part of the heap.
+        unsafe {
+            while i > 0 {
+                let p = (i - 1) / 4;
+                let pe = *v.add(p);
+                if pe.rank() <= r {
+                    break;
+                }
+                v.add(i).write(pe);
+                i = p;
             }
-            self.v[i] = self.v[p];
-            i = p;
+            v.add(i).write(e);
         }
-        self.v[i] = e;
     }
 
     /// Inlined, so the new entry is built in registers: built in memory by the caller and
-    /// read back whole, it stalls store forwarding.
+    /// read back whole, it stalls store forwarding. The entry goes into the hole the last
+    /// pop left, or else a new slot at the end, chosen without a branch (whether a hole is
+    /// there follows the order of pushes and pops, which no predictor learns).
     #[inline(always)]
     fn push(&mut self, e: Entry<E>) {
-        if self.hole != NO_HOLE {
-            let h = self.hole;
-            self.hole = NO_HOLE;
-            self.rise(h, e);
-        } else {
-            self.v.push(e);
-            self.rise(self.v.len() - 1, e);
-        }
+        self.v.reserve(1);
+        let len = self.v.len();
+        // A hole is always below the length; `NO_HOLE` is above every length.
+        let i = self.hole.min(len);
+        // SAFETY: the capacity is above `len`; a new slot at `len` is written by `rise`
+        // before anything reads it.
+        unsafe { self.v.set_len(len + usize::from(self.hole == NO_HOLE)) };
+        self.hole = NO_HOLE;
+        self.rise(i, e);
     }
 
     /// Fills the hole, if any, with the last entry.
@@ -122,6 +133,7 @@ impl<E: Copy> Heap<E> {
         self.settle();
         let top = *self.v.first()?;
         let n = self.v.len();
+        let v = self.v.as_mut_ptr();
         // Walk the hole down along least children to a leaf.
         let mut i = 0;
         loop {
@@ -129,16 +141,20 @@ impl<E: Copy> Heap<E> {
             if c >= n {
                 break;
             }
-            let m = if c + 4 <= n {
-                let ch = &self.v[c..c + 4];
-                let (a, ra) = if ch[1].rank() < ch[0].rank() { (1, ch[1].rank()) } else { (0, ch[0].rank()) };
-                let (b, rb) = if ch[3].rank() < ch[2].rank() { (3, ch[3].rank()) } else { (2, ch[2].rank()) };
-                c + if rb < ra { b } else { a }
-            } else {
-                (c..n).min_by_key(|&k| self.v[k].rank()).unwrap_or(c)
-            };
-            self.v[i] = self.v[m];
-            i = m;
+            // SAFETY: every place read is below `n` (children `c..c + 4` only when
+            // `c + 4 <= n`), and `i` is a place already read.
+            unsafe {
+                let m = if c + 4 <= n {
+                    let ch = std::slice::from_raw_parts(v.add(c), 4);
+                    let (a, ra) = if ch[1].rank() < ch[0].rank() { (1, ch[1].rank()) } else { (0, ch[0].rank()) };
+                    let (b, rb) = if ch[3].rank() < ch[2].rank() { (3, ch[3].rank()) } else { (2, ch[2].rank()) };
+                    c + if rb < ra { b } else { a }
+                } else {
+                    (c..n).min_by_key(|&k| (*v.add(k)).rank()).unwrap_or(c)
+                };
+                *v.add(i) = *v.add(m);
+                i = m;
+            }
         }
         if i == n - 1 {
             self.v.pop();
@@ -176,11 +192,27 @@ pub(crate) struct Queue<E> {
     now: Time,
     /// Events pushed for `now` itself (in push order, so in `(time, seq)` order).
     at_now: VecDeque<Entry<E>>,
+    /// Rank of the event being handled (the last popped).
+    cur_rank: u128,
+    /// Folds whose skipped event is still ahead: per slot (by the folded event's time) that
+    /// time and the greatest rank of a skipped event folded into an event at that time.
+    folds: Box<[(Time, u128); FOLD_SLOTS]>,
+    /// A push may have taken a place before a folded event that the run without folding
+    /// gives it after (or the other way round): the run is not exact.
+    pub(crate) conflict: bool,
+}
+
+/// Slots of [`Queue::folds`].
+const FOLD_SLOTS: usize = 1 << 10;
+
+#[inline(always)]
+fn fold_slot(t: Time) -> usize {
+    (t.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - FOLD_SLOTS.trailing_zeros())) as usize & (FOLD_SLOTS - 1)
 }
 
 impl<E: Copy> Queue<E> {
     pub(crate) fn new() -> Self {
-        Queue { next_seq: 0, heap: Heap::new(), buckets: vec![NO_SLOT; WHEEL_BUCKETS as usize], slots: Vec::new(), free_slots: Vec::new(), in_buckets: 0, cur: 0, ready: Vec::new(), now: 0, at_now: VecDeque::new() }
+        Queue { next_seq: 0, heap: Heap::new(), buckets: vec![NO_SLOT; WHEEL_BUCKETS as usize], slots: Vec::new(), free_slots: Vec::new(), in_buckets: 0, cur: 0, ready: Vec::new(), now: 0, at_now: VecDeque::new(), cur_rank: 0, folds: Box::new([(0, 0); FOLD_SLOTS]), conflict: false }
     }
 
     /// Schedules `ev` at `time` (not before the last event popped): with the events for
@@ -191,6 +223,42 @@ impl<E: Copy> Queue<E> {
     /// Inlined: the event is built in registers (see [`Heap::push`]).
     #[inline(always)]
     pub(crate) fn push(&mut self, time: Time, ev: E) {
+        self.check(time, self.cur_rank);
+        self.push_unchecked(time, ev);
+    }
+
+    /// Flags a conflict if an event pushed now at `time` by an event of rank `by` goes in
+    /// before a folded event at `time` whose skipped event has a greater rank.
+    #[inline(always)]
+    fn check(&mut self, time: Time, by: u128) {
+        let (t, ka) = self.folds[fold_slot(time)];
+        self.conflict |= (t == time) & (ka > by);
+    }
+
+    /// Folds an event at `at` (not pushed: done now by the caller) into its successor `ev`
+    /// at `time`, which is pushed as the skipped event would have pushed it. False (and
+    /// nothing done) if the table of folds has no room for it at `time`'s slot.
+    #[inline(always)]
+    pub(crate) fn try_push_folded(&mut self, at: Time, time: Time, ev: E) -> bool {
+        let slot = &mut self.folds[fold_slot(time)];
+        let (t, open) = *slot;
+        if t != time && open > self.cur_rank {
+            return false;
+        }
+        // The skipped event takes its sequence number, as pushed now.
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        let ka = ((at as u128) << 64) | seq as u128;
+        // A fold at `time` whose skipped event comes after this one: pushed earlier, its
+        // successor now comes first, but not in the run without folding.
+        self.conflict |= (t == time) & (open > ka);
+        *slot = (time, if t == time { open.max(ka) } else { ka });
+        self.push_unchecked(time, ev);
+        true
+    }
+
+    #[inline(always)]
+    fn push_unchecked(&mut self, time: Time, ev: E) {
         debug_assert!(time >= self.now, "time runs back");
         let seq = self.next_seq;
         self.next_seq += 1;
@@ -260,6 +328,7 @@ impl<E: Copy> Queue<E> {
             self.cur = self.cur.max(e.time >> BUCKET_SHIFT);
         }
         self.now = e.time;
+        self.cur_rank = e.rank();
         Some((e.time, e.ev))
     }
 

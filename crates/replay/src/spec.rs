@@ -326,6 +326,12 @@ impl DcSpec {
 
     /// Runs one point: `browsers` browsers (and, for static content, mean file size `file`).
     pub fn run_point(&self, table: &Arc<InteractionTable>, costs: &CostCache, browsers: u32, file: u64) -> Result<Outcome, String> {
+        let (cfg, wl) = self.point(table, costs, browsers, file)?;
+        engine::run(&cfg, wl)
+    }
+
+    /// The replay of one point (see [`DcSpec::run_point`]): its configuration and workload.
+    pub(crate) fn point(&self, table: &Arc<InteractionTable>, costs: &CostCache, browsers: u32, file: u64) -> Result<(Config, Box<dyn Workload>), String> {
         let cost = |i: usize| -> Result<Arc<NetCost>, String> {
             let c = costs.get(&self.profile, self.protocols[i])?;
             Ok(if self.sdp_idle_penalty { c } else { Arc::new(NetCost { idle_us: None, ..(*c).clone() }) })
@@ -395,7 +401,7 @@ impl DcSpec {
             drain: false,
             max_events: 200_000_000,
         };
-        engine::run(&cfg, wl)
+        Ok((cfg, wl))
     }
 
     fn specweb(&self, think_scale: f64) -> Result<Specweb, String> {

@@ -20,6 +20,7 @@ pub fn neg_exp(rng: &mut Rng, mean: Time) -> Time {
 }
 
 /// TPC-W browsers.
+#[derive(Clone)]
 pub struct Tpcw {
     pub table: Arc<InteractionTable>,
     pub cbmg: Cbmg,
@@ -227,6 +228,9 @@ impl Workload for Tpcw {
             None => self.state[b as usize].think_us.unwrap_or(0) * 1_000_000,
         }
     }
+    fn boxed_clone(&self) -> Box<dyn Workload> {
+        Box::new(self.clone())
+    }
 }
 
 /// USMD: negative exponential truncated at 4 means.
@@ -275,6 +279,7 @@ impl SizeShape {
 
 /// Static content through a proxy: closed-loop clients without think time; each request
 /// a file whose size is drawn from `shape` scaled to `mean_bytes`.
+#[derive(Clone)]
 pub struct StaticContent {
     pub shape: SizeShape,
     pub mean_bytes: f64,
@@ -330,6 +335,9 @@ impl Workload for StaticContent {
     fn think(&mut self, _b: u32, _rng: &mut Rng) -> Time {
         0
     }
+    fn boxed_clone(&self) -> Box<dyn Workload> {
+        Box::new(self.clone())
+    }
 }
 
 /// One SPECweb e-commerce page type.
@@ -347,6 +355,7 @@ pub struct SpecPage {
 /// SPECweb2009 e-commerce in its manner: the page mix drawn directly, JSP work at the
 /// web tier, one BeSim request per page, SSL bulk cost per byte and a handshake share on
 /// SSL pages.
+#[derive(Clone)]
 pub struct Specweb {
     pub pages: Vec<SpecPage>,
     pub think_mean: Time,
@@ -426,6 +435,9 @@ impl Workload for Specweb {
 
     fn think(&mut self, _b: u32, rng: &mut Rng) -> Time {
         neg_exp(rng, self.think_mean)
+    }
+    fn boxed_clone(&self) -> Box<dyn Workload> {
+        Box::new(self.clone())
     }
 }
 
