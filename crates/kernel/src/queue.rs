@@ -107,8 +107,23 @@ const NO_FREE: u32 = 0;
 /// every such index.
 #[derive(Debug)]
 pub struct EventQueue<E> {
-    /// The bucket ends and every per-event scalar, in one heap block (see [`Wheel`]).
-    w: Box<Wheel>,
+    /// The wheel's reference time: at most every pending time, and at most the last popped
+    /// time once a pop has returned.
+    cur: Time,
+    /// Per bucket, its last node (its own node when empty).
+    tails: Box<[u32; BUCKETS]>,
+    /// Bit `b % 64` of word `b / 64` set when bucket `b` holds a pending event. Buckets are
+    /// numbered level by level, so the lowest set bit is the lowest bucket of the lowest
+    /// level.
+    /// Word `WORDS` is a sentinel with its bit 0 always set, standing for bucket `BUCKETS`
+    /// ("none"): the lowest set bit of an empty wheel.
+    masks: [u64; WORDS + 1],
+    /// Bit `w` set when `masks[w]` is not 0 (for `w < WORDS`).
+    words: u32,
+    /// The lowest non-empty bucket, `BUCKETS` if none: kept up to date by every change of
+    /// the masks, so a pop starts from one load of a value computed while the previous
+    /// event's handler ran, instead of the two dependent loads and bit scans that find it.
+    low: usize,
     /// The buckets' own nodes first (bucket `b`'s is `b`: its `next` is the bucket's first
     /// event), then one per slab slot (slot `s` at `BUCKETS + s`). Time, link and tag of an
     /// event share one 16-byte node: a move between buckets reads one cache line.
@@ -118,45 +133,13 @@ pub struct EventQueue<E> {
     /// Per slot: the payload, initialised exactly while the slot's event is pending (the
     /// buckets list them; [`Drop`] drops them).
     slab: Vec<MaybeUninit<E>>,
-}
-
-/// The state every push and pop reads and writes, on the heap beside the bucket tails
-/// rather than wherever the queue's owner happens to be (a `Simulation` on a stack). On
-/// the stack, whose start the kernel randomises within a page, the hold model of `bench
-/// kernel` ran about 40 % slower in some processes (5 of 12) and never with randomisation
-/// off (`setarch -R`): loads and stores 4 KiB apart look alike to the processor's
-/// store-to-load forwarding, and which heap lines the stack fields then collide with
-/// changed from process to process. In one block with the tails the offsets are the same
-/// in every process, and a push or pop reaches tails and state through one pointer.
-#[derive(Debug)]
-#[repr(C)]
-struct Wheel {
-    /// The wheel's reference time: at most every pending time, and at most the last popped
-    /// time once a pop has returned.
-    cur: Time,
-    /// The lowest non-empty bucket, `BUCKETS` if none: kept up to date by every change of
-    /// the masks, so a pop starts from one load of a value computed while the previous
-    /// event's handler ran, instead of the two dependent loads and bit scans that find it.
-    low: usize,
-    /// Pending events.
-    pending: usize,
-    next_seq: u64,
-    /// Bit `w` set when `masks[w]` is not 0 (for `w < WORDS`).
-    words: u32,
     /// First node of the list of free slots, linked through `next`; [`NO_FREE`] if none.
     free: u32,
+    /// Pending events.
+    pending: usize,
     /// The slab has grown past [`PREFETCH_FROM_BYTES`] (see [`EventQueue::prefetch_next`]).
     prefetch: bool,
-    /// Bit `b % 64` of word `b / 64` set when bucket `b` holds a pending event. Buckets are
-    /// numbered level by level, so the lowest set bit is the lowest bucket of the lowest
-    /// level.
-    /// Word `WORDS` is a sentinel with its bit 0 always set, standing for bucket `BUCKETS`
-    /// ("none"): the lowest set bit of an empty wheel.
-    masks: [u64; WORDS + 1],
-    /// Per bucket, its last node (its own node when empty). Last: the fields above share
-    /// the block's first cache lines, and a field 4 KiB from one of them falls in the
-    /// tails of level 3 or higher, which few runs touch often.
-    tails: [u32; BUCKETS],
+    next_seq: u64,
 }
 
 impl<E> Default for EventQueue<E> {
@@ -184,20 +167,18 @@ impl<E> EventQueue<E> {
     /// An empty queue.
     pub fn new() -> Self {
         EventQueue {
-            w: Box::new(Wheel {
-                tails: std::array::from_fn(|b| b as u32),
-                masks: std::array::from_fn(|w| u64::from(w == WORDS)),
-                cur: 0,
-                words: 0,
-                free: NO_FREE,
-                low: BUCKETS,
-                pending: 0,
-                next_seq: 0,
-                prefetch: false,
-            }),
+            cur: 0,
+            tails: Box::new(std::array::from_fn(|b| b as u32)),
+            masks: std::array::from_fn(|w| u64::from(w == WORDS)),
+            words: 0,
+            low: BUCKETS,
             nodes: vec![Node { time: 0, next: 0, tag: 0 }; BUCKETS],
             seqs: Vec::new(),
             slab: Vec::new(),
+            free: NO_FREE,
+            pending: 0,
+            prefetch: false,
+            next_seq: 0,
         }
     }
 
@@ -227,10 +208,10 @@ impl<E> EventQueue<E> {
     /// [`EventQueue::pop_tagged_until`]); returns its sequence number.
     #[inline]
     pub(crate) fn push_tagged(&mut self, time: Time, tag: u32, event: E) -> u64 {
-        let seq = self.w.next_seq;
-        self.w.next_seq += 1;
-        self.w.pending += 1;
-        let n = self.w.free;
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        self.pending += 1;
+        let n = self.free;
         let n = if n != NO_FREE {
             let s = (n - BUCKETS as u32) as usize;
             // SAFETY: a free node is a slot's (`n >= BUCKETS`), and every slot has its
@@ -243,12 +224,12 @@ impl<E> EventQueue<E> {
             let after = node.next;
             node.time = time;
             node.tag = tag;
-            self.w.free = after;
+            self.free = after;
             n
         } else {
             self.grow(time, tag, seq, event)
         };
-        if time < self.w.cur {
+        if time < self.cur {
             self.rewind(time);
         }
         self.file::<true>(n, time);
@@ -263,7 +244,7 @@ impl<E> EventQueue<E> {
         self.slab.push(MaybeUninit::new(event));
         self.nodes.push(Node { time, next: 0, tag });
         self.seqs.push(seq);
-        self.w.prefetch = self.slab.len() * std::mem::size_of::<E>() >= PREFETCH_FROM_BYTES;
+        self.prefetch = self.slab.len() * std::mem::size_of::<E>() >= PREFETCH_FROM_BYTES;
         n
     }
 
@@ -278,18 +259,18 @@ impl<E> EventQueue<E> {
     /// a bucket, so a test would be a coin toss).
     #[inline(always)]
     fn file<const PUSH: bool>(&mut self, n: u32, time: Time) {
-        debug_assert!(time >= self.w.cur);
-        let k = level_of(time, self.w.cur);
+        debug_assert!(time >= self.cur);
+        let k = level_of(time, self.cur);
         let b = bucket_of(time, k);
-        let tail = &mut self.w.tails[b];
+        let tail = &mut self.tails[b];
         let last = std::mem::replace(tail, n);
         self.node_mut(last).next = n;
         let bit = 1 << (b % 64);
-        if !PUSH || self.w.masks[b / 64] & bit == 0 {
-            self.w.masks[b / 64] |= bit;
-            self.w.words |= 1 << (b / 64);
+        if !PUSH || self.masks[b / 64] & bit == 0 {
+            self.masks[b / 64] |= bit;
+            self.words |= 1 << (b / 64);
             if PUSH {
-                self.w.low = self.w.low.min(b);
+                self.low = self.low.min(b);
             }
         }
     }
@@ -298,8 +279,8 @@ impl<E> EventQueue<E> {
     #[inline(always)]
     fn lowest(&self) -> usize {
         // An empty `words` has 32 trailing zeros: the sentinel word, whose bit 0 is set.
-        let w = self.w.words.trailing_zeros() as usize % (WORDS + 1);
-        w * 64 + self.w.masks[w].trailing_zeros() as usize
+        let w = self.words.trailing_zeros() as usize % (WORDS + 1);
+        w * 64 + self.masks[w].trailing_zeros() as usize
     }
 
 
@@ -307,17 +288,17 @@ impl<E> EventQueue<E> {
     #[inline(always)]
     fn clear(&mut self, b: usize) {
         let w = b / 64 % WORDS;
-        let mask = self.w.masks[w] & !(1 << (b % 64));
-        self.w.masks[w] = mask;
-        self.w.words &= !(u32::from(mask == 0) << w);
+        let mask = self.masks[w] & !(1 << (b % 64));
+        self.masks[w] = mask;
+        self.words &= !(u32::from(mask == 0) << w);
     }
 
     /// Nodes of bucket `b`, in list order.
     fn nodes_of(&self, b: usize) -> Vec<u32> {
         let mut out = vec![];
-        if self.w.masks[b / 64] & (1 << (b % 64)) != 0 {
+        if self.masks[b / 64] & (1 << (b % 64)) != 0 {
             let mut n = b as u32;
-            while n != self.w.tails[b] {
+            while n != self.tails[b] {
                 n = self.node(n).next;
                 out.push(n);
             }
@@ -332,16 +313,16 @@ impl<E> EventQueue<E> {
     fn rewind(&mut self, to: Time) {
         let mut all: Vec<u32> = (0..BUCKETS).flat_map(|b| self.nodes_of(b)).collect();
         all.sort_unstable_by_key(|&n| (self.node(n).time, self.seqs[n as usize - BUCKETS]));
-        for (b, tail) in self.w.tails.iter_mut().enumerate() {
+        for (b, tail) in self.tails.iter_mut().enumerate() {
             *tail = b as u32;
         }
-        self.w.masks = std::array::from_fn(|w| u64::from(w == WORDS));
-        self.w.words = 0;
-        self.w.cur = to;
+        self.masks = std::array::from_fn(|w| u64::from(w == WORDS));
+        self.words = 0;
+        self.cur = to;
         for n in all {
             self.file::<false>(n, self.node(n).time);
         }
-        self.w.low = self.lowest();
+        self.low = self.lowest();
     }
 
     /// Removes and returns the earliest event (ties: lowest sequence number).
@@ -361,11 +342,11 @@ impl<E> EventQueue<E> {
     fn pop_until(&mut self, until: Time) -> Option<(Time, u32)> {
         let n = loop {
             // The lowest non-empty bucket of the lowest level.
-            let b = self.w.low;
+            let b = self.low;
             if b >= BUCKETS {
                 return None;
             }
-            let (head, tail) = (self.node(b as u32).next, self.w.tails[b]);
+            let (head, tail) = (self.node(b as u32).next, self.tails[b]);
             let alone = head == tail;
             if (b < FANOUT) | alone {
                 // Level 0 (one time, in `seq` order) or alone at its level (lower levels
@@ -375,13 +356,13 @@ impl<E> EventQueue<E> {
                 if t > until {
                     return None;
                 }
-                self.w.cur = t;
+                self.cur = t;
                 let after = self.node(head).next;
                 self.node_mut(b as u32).next = after;
                 if alone {
-                    self.w.tails[b] = b as u32;
+                    self.tails[b] = b as u32;
                     self.clear(b);
-                    self.w.low = self.lowest();
+                    self.low = self.lowest();
                 }
                 break head;
             }
@@ -389,7 +370,7 @@ impl<E> EventQueue<E> {
             // spread them over the levels below from the bucket's first time on.
             let (k, d) = (b / FANOUT, b % FANOUT);
             let shift = k as u32 * DIGIT_BITS;
-            let lo = (((self.w.cur >> shift >> DIGIT_BITS) << DIGIT_BITS) | d as Time) << shift;
+            let lo = (((self.cur >> shift >> DIGIT_BITS) << DIGIT_BITS) | d as Time) << shift;
             if lo > until {
                 return None;
             }
@@ -397,30 +378,30 @@ impl<E> EventQueue<E> {
                 return None;
             }
             self.clear(b);
-            self.w.tails[b] = b as u32;
-            self.w.cur = lo;
+            self.tails[b] = b as u32;
+            self.cur = lo;
             // `file` inlined, with the word of non-empty mask words in a register: the
-            // compiler cannot tell the nodes' stores from `self.w.words`, and would load and
+            // compiler cannot tell the nodes' stores from `self.words`, and would load and
             // store it around every move, a chain through memory from move to move.
-            let mut words = self.w.words;
+            let mut words = self.words;
             let mut n = head;
             loop {
                 let Node { time, next, .. } = *self.node(n);
                 let b = bucket_of(time, level_of(time, lo));
-                let last = std::mem::replace(&mut self.w.tails[b], n);
+                let last = std::mem::replace(&mut self.tails[b], n);
                 self.node_mut(last).next = n;
-                self.w.masks[b / 64] |= 1 << (b % 64);
+                self.masks[b / 64] |= 1 << (b % 64);
                 words |= 1 << (b / 64);
                 if n == tail {
                     break;
                 }
                 n = next;
             }
-            self.w.words = words;
-            self.w.low = self.lowest();
+            self.words = words;
+            self.low = self.lowest();
         };
         self.prefetch_next();
-        Some((self.w.cur, n - BUCKETS as u32))
+        Some((self.cur, n - BUCKETS as u32))
     }
 
     /// Removes the earliest event if it fires at or before `until` (a later one stays
@@ -441,10 +422,10 @@ impl<E> EventQueue<E> {
     #[inline]
     unsafe fn take(&mut self, slot: u32) -> E {
         let n = slot + BUCKETS as u32;
-        let free = self.w.free;
+        let free = self.free;
         self.node_mut(n).next = free;
-        self.w.free = n;
-        self.w.pending -= 1;
+        self.free = n;
+        self.pending -= 1;
         debug_assert!((slot as usize) < self.slab.len());
         // SAFETY: the caller's contract; the slot exists (popped slots are the slab's).
         unsafe { self.slab.get_unchecked(slot as usize).assume_init_read() }
@@ -458,10 +439,10 @@ impl<E> EventQueue<E> {
     /// and no result. Skipped while the slab is small enough to stay in the core's caches.
     #[inline(always)]
     fn prefetch_next(&self) {
-        if !self.w.prefetch || self.w.low >= BUCKETS {
+        if !self.prefetch || self.low >= BUCKETS {
             return;
         }
-        let next = self.node(self.w.low as u32).next as usize - BUCKETS;
+        let next = self.node(self.low as u32).next as usize - BUCKETS;
         let p = self.slab[next..].as_ptr();
         #[cfg(target_arch = "x86_64")]
         // SAFETY: a prefetch is a hint: it reads nothing into the program, cannot fault,
@@ -478,12 +459,12 @@ impl<E> EventQueue<E> {
     /// Time of the earliest event, if any.
     #[inline]
     pub fn peek_time(&self) -> Option<Time> {
-        let b = self.w.low;
+        let b = self.low;
         if b >= BUCKETS {
             return None;
         }
         if b < FANOUT {
-            return Some((self.w.cur & !(FANOUT as Time - 1)) | b as Time);
+            return Some((self.cur & !(FANOUT as Time - 1)) | b as Time);
         }
         self.nodes_of(b).iter().map(|&n| self.node(n).time).min()
     }
@@ -491,7 +472,7 @@ impl<E> EventQueue<E> {
     /// Number of pending events.
     #[inline]
     pub fn len(&self) -> usize {
-        self.w.pending
+        self.pending
     }
 
     /// True when no event is pending.
@@ -509,21 +490,21 @@ impl<E> EventQueue<E> {
         // exactly the non-empty buckets, an empty bucket's tail its own node, equal times in
         // `seq` order within a bucket.
         let mut pending: Vec<u32> = vec![];
-        let words = (0..WORDS).filter(|&w| self.w.masks[w] != 0).fold(0u32, |acc, w| acc | 1 << w);
-        assert_eq!(self.w.words, words, "words");
-        assert_eq!(self.w.masks[WORDS], 1, "sentinel word");
-        assert_eq!(self.w.low, self.lowest(), "low");
-        assert_eq!(self.w.low, (0..BUCKETS).find(|&b| self.w.tails[b] != b as u32).unwrap_or(BUCKETS), "low is the lowest");
+        let words = (0..WORDS).filter(|&w| self.masks[w] != 0).fold(0u32, |acc, w| acc | 1 << w);
+        assert_eq!(self.words, words, "words");
+        assert_eq!(self.masks[WORDS], 1, "sentinel word");
+        assert_eq!(self.low, self.lowest(), "low");
+        assert_eq!(self.low, (0..BUCKETS).find(|&b| self.tails[b] != b as u32).unwrap_or(BUCKETS), "low is the lowest");
         for k in 0..LEVELS {
             for d in 0..FANOUT {
                 let b = k * FANOUT + d;
                 let nodes = self.nodes_of(b);
-                assert_eq!(nodes.is_empty(), self.w.tails[b] == b as u32, "bucket {b}: tail and mask disagree");
+                assert_eq!(nodes.is_empty(), self.tails[b] == b as u32, "bucket {b}: tail and mask disagree");
                 for (i, &n) in nodes.iter().enumerate() {
                     assert!(n as usize >= BUCKETS, "a bucket's node in bucket {b}");
                     let t = self.node(n).time;
-                    assert!(t >= self.w.cur, "event at {t} before cur {}", self.w.cur);
-                    assert_eq!(bucket_of(t, level_of(t, self.w.cur)), b, "event at {t} misfiled");
+                    assert!(t >= self.cur, "event at {t} before cur {}", self.cur);
+                    assert_eq!(bucket_of(t, level_of(t, self.cur)), b, "event at {t} misfiled");
                     if let Some(&p) = i.checked_sub(1).map(|j| &nodes[j]) {
                         let (pt, ps) = (self.node(p).time, self.seqs[p as usize - BUCKETS]);
                         assert!(pt != t || ps < self.seqs[n as usize - BUCKETS], "equal times out of seq order in bucket {b}");
@@ -536,9 +517,9 @@ impl<E> EventQueue<E> {
         let mut owner = vec![0u8; self.slab.len()];
         for &s in &pending {
             owner[s as usize] += 1;
-            assert!(self.seqs[s as usize] < self.w.next_seq);
+            assert!(self.seqs[s as usize] < self.next_seq);
         }
-        let mut f = self.w.free;
+        let mut f = self.free;
         while f != NO_FREE {
             assert!(f as usize >= BUCKETS && (f as usize) < self.nodes.len(), "free list holds node {f}");
             let slot = (f as usize) - BUCKETS;
@@ -548,7 +529,7 @@ impl<E> EventQueue<E> {
         }
         // Every stored link is an existing node's index (what the unchecked indexing needs).
         assert!(self.nodes.iter().all(|n| (n.next as usize) < self.nodes.len()), "a link beyond the nodes");
-        assert!(self.w.tails.iter().all(|&t| (t as usize) < self.nodes.len()), "a tail beyond the nodes");
+        assert!(self.tails.iter().all(|&t| (t as usize) < self.nodes.len()), "a tail beyond the nodes");
         assert_eq!(self.nodes.len(), BUCKETS + self.slab.len());
         assert_eq!(self.seqs.len(), self.slab.len());
         assert!(owner.iter().all(|&n| n == 1), "slab slots not partitioned: {owner:?}");
