@@ -17,7 +17,8 @@
 //! A bucket is a singly linked list through per-event nodes (`next`, with each bucket's
 //! own node first, so an append has no branch), so moving an event between buckets
 //! rewrites two 4-byte links and copies nothing. A node holds an event's time, link and
-//! tag in 16 bytes (one cache line read per move); a free slot's node links it into the
+//! tag in 16 bytes (one cache line read per move); a bucket's own node holds its head
+//! (`next`) and its tail (`tag`) in one 8-byte word; a free slot's node links it into the
 //! free list. The lowest non-empty bucket is kept in a field, so a pop starts from it.
 //! Payloads live in a slab beside the nodes (the model's events are 128 bytes), written
 //! at the push and moved out once at the pop.
