@@ -36,7 +36,7 @@ pub fn hold_model(components: u32, pending: u32, events: u64, seed: u64) -> Benc
     // system randomises within a page, about 2 processes in 5 ran the whole hold model a
     // third slower (never with randomisation off, `setarch -R`): see docs/performance.md,
     // kernel seventh round.
-    let mut sim: Box<Simulation<u64>> = Box::new(Simulation::new());
+    let mut sim: Box<Simulation<u64>> = Box::default();
     for i in 0..components {
         sim.add(Holder { rng: Rng::stream(seed, i as u64), peers: components });
     }
