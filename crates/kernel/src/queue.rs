@@ -17,7 +17,8 @@
 //! A bucket is a singly linked list through per-event nodes (`next`, with each bucket's
 //! own node first, so an append has no branch), so moving an event between buckets
 //! rewrites two 4-byte links and copies nothing. A node holds an event's time, link and
-//! tag in 16 bytes (one cache line read per move); a free slot's node links it into the
+//! tag in 16 bytes (one cache line read per move); a bucket's own node holds its head
+//! (`next`) and its tail (`tag`) in one 8-byte word; a free slot's node links it into the
 //! free list. The lowest non-empty bucket is kept in a field, so a pop starts from it.
 //! Payloads live in a slab beside the nodes (the model's events are 128 bytes), written
 //! at the push and moved out once at the pop.
@@ -67,6 +68,19 @@ fn bucket_of(t: Time, k: usize) -> usize {
     k * FANOUT + ((t >> (k as u32 * DIGIT_BITS)) as usize & (FANOUT - 1))
 }
 
+/// Appends node `n` to bucket `b`'s list (a bucket's own node holds its tail in `tag`).
+#[inline(always)]
+fn append(nodes: &mut [Node], b: usize, n: u32) {
+    debug_assert!(b < BUCKETS && (n as usize) < nodes.len());
+    // SAFETY: `b` is a bucket (below `BUCKETS`, whose own nodes come first) and a bucket's
+    // tail is an existing node's index (see [`EventQueue`]'s doc).
+    unsafe {
+        let last = std::mem::replace(&mut nodes.get_unchecked_mut(b).tag, n);
+        debug_assert!((last as usize) < nodes.len());
+        nodes.get_unchecked_mut(last as usize).next = n;
+    }
+}
+
 /// One node of the wheel's lists: a bucket's own node or a pending event's.
 #[derive(Debug, Clone, Copy)]
 struct Node {
@@ -75,7 +89,9 @@ struct Node {
     /// The next node in its bucket (meaningless at the bucket's tail); for a free slot's
     /// node, the next free slot's node ([`NO_FREE`] at the end).
     next: u32,
-    /// The caller's word (see [`EventQueue::pop_tagged_until`]).
+    /// An event's: the caller's word (see [`EventQueue::pop_tagged_until`]). A bucket's
+    /// own node: the bucket's last node (the bucket's own node when empty), so a bucket's
+    /// first and last node share one 8-byte word and one cache line.
     tag: u32,
 }
 
@@ -100,18 +116,20 @@ const NO_FREE: u32 = 0;
 /// around the new time, in `(time, seq)` order.
 ///
 /// *Why the unchecked indexing is sound*: `nodes` never shrinks and holds `BUCKETS` nodes
-/// plus one per slab slot; every value ever stored in a node's `next`, in `tails` or in
+/// plus one per slab slot; every value ever stored in a node's `next`, in a bucket's tail or in
 /// `free` is the index of an existing node (a bucket's own, a pushed event's, or
 /// [`NO_FREE`], bucket 0's), and a bucket index is below `BUCKETS` by construction
 /// (`level_of` < `LEVELS`, a digit < `FANOUT`, a mask word < `WORDS`). Debug builds check
 /// every such index.
+///
+/// `SEQS`: whether each event's sequence number is stored, for [`EventQueue::pop`], which
+/// returns it. The run loop never reads it (ties are ordered by the buckets' append order,
+/// not by a stored number), so a [`crate::Simulation`]'s queue skips the store on every push.
 #[derive(Debug)]
-pub struct EventQueue<E> {
+pub struct EventQueue<E, const SEQS: bool = true> {
     /// The wheel's reference time: at most every pending time, and at most the last popped
     /// time once a pop has returned.
     cur: Time,
-    /// Per bucket, its last node (its own node when empty).
-    tails: Box<[u32; BUCKETS]>,
     /// Bit `b % 64` of word `b / 64` set when bucket `b` holds a pending event. Buckets are
     /// numbered level by level, so the lowest set bit is the lowest bucket of the lowest
     /// level.
@@ -128,7 +146,7 @@ pub struct EventQueue<E> {
     /// event), then one per slab slot (slot `s` at `BUCKETS + s`). Time, link and tag of an
     /// event share one 16-byte node: a move between buckets reads one cache line.
     nodes: Vec<Node>,
-    /// Per slot: the sequence number (read only by [`EventQueue::pop`] and a rebuild).
+    /// Per slot: the sequence number, read only by [`EventQueue::pop`]; empty unless `SEQS`.
     seqs: Vec<u64>,
     /// Per slot: the payload, initialised exactly while the slot's event is pending (the
     /// buckets list them; [`Drop`] drops them).
@@ -142,13 +160,13 @@ pub struct EventQueue<E> {
     next_seq: u64,
 }
 
-impl<E> Default for EventQueue<E> {
+impl<E, const SEQS: bool> Default for EventQueue<E, SEQS> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<E> Drop for EventQueue<E> {
+impl<E, const SEQS: bool> Drop for EventQueue<E, SEQS> {
     /// Drops the payloads of the pending events (the only initialised slots).
     fn drop(&mut self) {
         if !std::mem::needs_drop::<E>() {
@@ -163,16 +181,15 @@ impl<E> Drop for EventQueue<E> {
     }
 }
 
-impl<E> EventQueue<E> {
+impl<E, const SEQS: bool> EventQueue<E, SEQS> {
     /// An empty queue.
     pub fn new() -> Self {
         EventQueue {
             cur: 0,
-            tails: Box::new(std::array::from_fn(|b| b as u32)),
             masks: std::array::from_fn(|w| u64::from(w == WORDS)),
             words: 0,
             low: BUCKETS,
-            nodes: vec![Node { time: 0, next: 0, tag: 0 }; BUCKETS],
+            nodes: (0..BUCKETS as u32).map(|b| Node { time: 0, next: 0, tag: b }).collect(),
             seqs: Vec::new(),
             slab: Vec::new(),
             free: NO_FREE,
@@ -215,10 +232,12 @@ impl<E> EventQueue<E> {
         let n = if n != NO_FREE {
             let s = (n - BUCKETS as u32) as usize;
             // SAFETY: a free node is a slot's (`n >= BUCKETS`), and every slot has its
-            // payload and sequence entries.
+            // payload entry, and its sequence entry if `SEQS`.
             unsafe {
                 self.slab.get_unchecked_mut(s).write(event);
-                *self.seqs.get_unchecked_mut(s) = seq;
+                if SEQS {
+                    *self.seqs.get_unchecked_mut(s) = seq;
+                }
             }
             let node = self.node_mut(n);
             let after = node.next;
@@ -243,7 +262,9 @@ impl<E> EventQueue<E> {
         let n = self.nodes.len() as u32;
         self.slab.push(MaybeUninit::new(event));
         self.nodes.push(Node { time, next: 0, tag });
-        self.seqs.push(seq);
+        if SEQS {
+            self.seqs.push(seq);
+        }
         self.prefetch = self.slab.len() * std::mem::size_of::<E>() >= PREFETCH_FROM_BYTES;
         n
     }
@@ -262,9 +283,7 @@ impl<E> EventQueue<E> {
         debug_assert!(time >= self.cur);
         let k = level_of(time, self.cur);
         let b = bucket_of(time, k);
-        let tail = &mut self.tails[b];
-        let last = std::mem::replace(tail, n);
-        self.node_mut(last).next = n;
+        append(&mut self.nodes, b, n);
         let bit = 1 << (b % 64);
         if !PUSH || self.masks[b / 64] & bit == 0 {
             self.masks[b / 64] |= bit;
@@ -293,12 +312,18 @@ impl<E> EventQueue<E> {
         self.words &= !(u32::from(mask == 0) << w);
     }
 
+    /// The last node of bucket `b` (its own node when empty).
+    #[inline(always)]
+    fn tail(&self, b: usize) -> u32 {
+        self.node(b as u32).tag
+    }
+
     /// Nodes of bucket `b`, in list order.
     fn nodes_of(&self, b: usize) -> Vec<u32> {
         let mut out = vec![];
         if self.masks[b / 64] & (1 << (b % 64)) != 0 {
             let mut n = b as u32;
-            while n != self.tails[b] {
+            while n != self.tail(b) {
                 n = self.node(n).next;
                 out.push(n);
             }
@@ -311,10 +336,13 @@ impl<E> EventQueue<E> {
     #[cold]
     #[inline(never)]
     fn rewind(&mut self, to: Time) {
+        // Events of equal time share a bucket (the same level and digit against `cur`), where
+        // they are in `seq` order: a stable sort by time of the buckets' lists, concatenated,
+        // is in `(time, seq)` order without the stored numbers.
         let mut all: Vec<u32> = (0..BUCKETS).flat_map(|b| self.nodes_of(b)).collect();
-        all.sort_unstable_by_key(|&n| (self.node(n).time, self.seqs[n as usize - BUCKETS]));
-        for (b, tail) in self.tails.iter_mut().enumerate() {
-            *tail = b as u32;
+        all.sort_by_key(|&n| self.node(n).time);
+        for b in 0..BUCKETS as u32 {
+            self.node_mut(b).tag = b;
         }
         self.masks = std::array::from_fn(|w| u64::from(w == WORDS));
         self.words = 0;
@@ -325,14 +353,6 @@ impl<E> EventQueue<E> {
         self.low = self.lowest();
     }
 
-    /// Removes and returns the earliest event (ties: lowest sequence number).
-    #[inline]
-    pub fn pop(&mut self) -> Option<Scheduled<E>> {
-        let (time, slot) = self.pop_until(Time::MAX)?;
-        let seq = self.seqs[slot as usize];
-        // SAFETY: `slot` was just popped, and is taken once.
-        Some(Scheduled { time, seq, event: unsafe { self.take(slot) } })
-    }
 
     /// Removes the earliest event if it fires at or before `until` (a later one stays queued,
     /// untouched); returns its time and the slot to [`EventQueue::take`] its payload from.
@@ -346,21 +366,21 @@ impl<E> EventQueue<E> {
             if b >= BUCKETS {
                 return None;
             }
-            let (head, tail) = (self.node(b as u32).next, self.tails[b]);
+            let Node { next: head, tag: tail, .. } = *self.node(b as u32);
             let alone = head == tail;
             if (b < FANOUT) | alone {
                 // Level 0 (one time, in `seq` order) or alone at its level (lower levels
                 // are empty): its front is the earliest event. One branch for both: which
                 // of the two it is varies from pop to pop in a hold-like run.
-                let t = self.node(head).time;
+                let Node { time: t, next: after, .. } = *self.node(head);
                 if t > until {
                     return None;
                 }
                 self.cur = t;
-                let after = self.node(head).next;
-                self.node_mut(b as u32).next = after;
+                let own = self.node_mut(b as u32);
+                own.next = after;
                 if alone {
-                    self.tails[b] = b as u32;
+                    own.tag = b as u32;
                     self.clear(b);
                     self.low = self.lowest();
                 }
@@ -378,19 +398,23 @@ impl<E> EventQueue<E> {
                 return None;
             }
             self.clear(b);
-            self.tails[b] = b as u32;
+            self.node_mut(b as u32).tag = b as u32;
             self.cur = lo;
             // `file` inlined, with the word of non-empty mask words in a register: the
             // compiler cannot tell the nodes' stores from `self.words`, and would load and
             // store it around every move, a chain through memory from move to move.
+            // The nodes as a local slice, for the same reason: a store to a node's `u32`
+            // could be to the `Vec`'s own pointer, which would be loaded again every move.
             let mut words = self.words;
+            let (nodes, masks) = (&mut self.nodes[..], &mut self.masks);
             let mut n = head;
             loop {
-                let Node { time, next, .. } = *self.node(n);
+                debug_assert!((n as usize) < nodes.len());
+                // SAFETY: `n` is a link of bucket `b`'s list (see the type's doc).
+                let Node { time, next, .. } = unsafe { *nodes.get_unchecked(n as usize) };
                 let b = bucket_of(time, level_of(time, lo));
-                let last = std::mem::replace(&mut self.tails[b], n);
-                self.node_mut(last).next = n;
-                self.masks[b / 64] |= 1 << (b % 64);
+                append(nodes, b, n);
+                masks[b / 64] |= 1 << (b % 64);
                 words |= 1 << (b / 64);
                 if n == tail {
                     break;
@@ -482,8 +506,19 @@ impl<E> EventQueue<E> {
     }
 }
 
+impl<E> EventQueue<E, true> {
+    /// Removes and returns the earliest event (ties: lowest sequence number).
+    #[inline]
+    pub fn pop(&mut self) -> Option<Scheduled<E>> {
+        let (time, slot) = self.pop_until(Time::MAX)?;
+        let seq = self.seqs[slot as usize];
+        // SAFETY: `slot` was just popped, and is taken once.
+        Some(Scheduled { time, seq, event: unsafe { self.take(slot) } })
+    }
+}
+
 #[cfg(test)]
-impl<E> EventQueue<E> {
+impl<E, const SEQS: bool> EventQueue<E, SEQS> {
     /// Checks every structural invariant; panics with a message on the first violation.
     fn check_invariants(&self) {
         // Each pending event in the bucket of its time against `cur`, masks and levels
@@ -494,18 +529,18 @@ impl<E> EventQueue<E> {
         assert_eq!(self.words, words, "words");
         assert_eq!(self.masks[WORDS], 1, "sentinel word");
         assert_eq!(self.low, self.lowest(), "low");
-        assert_eq!(self.low, (0..BUCKETS).find(|&b| self.tails[b] != b as u32).unwrap_or(BUCKETS), "low is the lowest");
+        assert_eq!(self.low, (0..BUCKETS).find(|&b| self.tail(b) != b as u32).unwrap_or(BUCKETS), "low is the lowest");
         for k in 0..LEVELS {
             for d in 0..FANOUT {
                 let b = k * FANOUT + d;
                 let nodes = self.nodes_of(b);
-                assert_eq!(nodes.is_empty(), self.tails[b] == b as u32, "bucket {b}: tail and mask disagree");
+                assert_eq!(nodes.is_empty(), self.tail(b) == b as u32, "bucket {b}: tail and mask disagree");
                 for (i, &n) in nodes.iter().enumerate() {
                     assert!(n as usize >= BUCKETS, "a bucket's node in bucket {b}");
                     let t = self.node(n).time;
                     assert!(t >= self.cur, "event at {t} before cur {}", self.cur);
                     assert_eq!(bucket_of(t, level_of(t, self.cur)), b, "event at {t} misfiled");
-                    if let Some(&p) = i.checked_sub(1).map(|j| &nodes[j]) {
+                    if let Some(&p) = i.checked_sub(1).map(|j| &nodes[j]).filter(|_| SEQS) {
                         let (pt, ps) = (self.node(p).time, self.seqs[p as usize - BUCKETS]);
                         assert!(pt != t || ps < self.seqs[n as usize - BUCKETS], "equal times out of seq order in bucket {b}");
                     }
@@ -517,7 +552,7 @@ impl<E> EventQueue<E> {
         let mut owner = vec![0u8; self.slab.len()];
         for &s in &pending {
             owner[s as usize] += 1;
-            assert!(self.seqs[s as usize] < self.next_seq);
+            assert!(!SEQS || self.seqs[s as usize] < self.next_seq);
         }
         let mut f = self.free;
         while f != NO_FREE {
@@ -529,9 +564,8 @@ impl<E> EventQueue<E> {
         }
         // Every stored link is an existing node's index (what the unchecked indexing needs).
         assert!(self.nodes.iter().all(|n| (n.next as usize) < self.nodes.len()), "a link beyond the nodes");
-        assert!(self.tails.iter().all(|&t| (t as usize) < self.nodes.len()), "a tail beyond the nodes");
         assert_eq!(self.nodes.len(), BUCKETS + self.slab.len());
-        assert_eq!(self.seqs.len(), self.slab.len());
+        assert_eq!(self.seqs.len(), if SEQS { self.slab.len() } else { 0 });
         assert!(owner.iter().all(|&n| n == 1), "slab slots not partitioned: {owner:?}");
         assert_eq!(self.len(), pending.len());
         assert_eq!(self.peek_time(), pending.iter().map(|&s| self.node(BUCKETS as u32 + s).time).min());
@@ -756,6 +790,9 @@ mod tests {
             spread in prop_oneof![Just(3u64), Just(40), Just(1_000_000)],
         ) {
             let mut q = EventQueue::new();
+            // The same operations on a queue that stores no sequence numbers (a
+            // `Simulation`'s): it must pop the same events in the same order.
+            let mut q2: EventQueue<u32, false> = EventQueue::new();
             let mut reference: BTreeMap<(Time, u64), u32> = BTreeMap::new();
             let mut next_seq = 0u64;
             let mut now = 0;
@@ -770,6 +807,7 @@ mod tests {
                     0 => {
                         let t = x * spread / 40;
                         prop_assert_eq!(q.push_tagged(t, x as u32, payload), next_seq);
+                        prop_assert_eq!(q2.push_tagged(t, x as u32, payload), next_seq);
                         reference.insert((t, next_seq), payload);
                         next_seq += 1;
                     }
@@ -778,6 +816,7 @@ mod tests {
                     1 | 2 => {
                         let t = match x % 4 { 0 => now, 1 | 2 => now + x % spread, _ => now.saturating_add((x + 1) << (20 + x % 44)) };
                         prop_assert_eq!(q.push_tagged(t, x as u32, payload), next_seq);
+                        prop_assert_eq!(q2.push_tagged(t, x as u32, payload), next_seq);
                         reference.insert((t, next_seq), payload);
                         next_seq += 1;
                     }
@@ -785,6 +824,7 @@ mod tests {
                         let got = q.pop();
                         let want = reference.pop_first().map(|((time, seq), event)| Scheduled { time, seq, event });
                         if let Some(s) = &got { now = s.time; }
+                        prop_assert_eq!(q2.pop_tagged_until(Time::MAX), want.clone().map(|s| (s.time, tag_of[s.event as usize], s.event)));
                         prop_assert_eq!(got, want);
                     }
                     _ => {
@@ -795,10 +835,14 @@ mod tests {
                             _ => None,
                         };
                         if let Some((t, _, _)) = got { now = t; }
+                        prop_assert_eq!(q2.pop_tagged_until(until), got);
                         prop_assert_eq!(got, want);
                     }
                 }
                 q.check_invariants();
+                q2.check_invariants();
+                prop_assert_eq!(q2.len(), reference.len());
+                prop_assert_eq!(q2.peek_time(), q.peek_time());
                 prop_assert_eq!(q.len(), reference.len());
                 prop_assert_eq!(q.is_empty(), reference.is_empty());
                 prop_assert_eq!(q.peek_time(), reference.keys().next().map(|k| k.0));
@@ -806,8 +850,10 @@ mod tests {
             // Drain: the rest comes out in reference order.
             while let Some(((time, seq), event)) = reference.pop_first() {
                 prop_assert_eq!(q.pop(), Some(Scheduled { time, seq, event }));
+                prop_assert_eq!(q2.pop_tagged_until(Time::MAX), Some((time, tag_of[event as usize], event)));
             }
             prop_assert_eq!(q.pop(), None);
+            prop_assert!(q2.pop_tagged_until(Time::MAX).is_none());
         }
     }
 }

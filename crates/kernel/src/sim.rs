@@ -18,7 +18,7 @@ pub trait Component<M>: Any {
 pub struct Ctx<'a, M> {
     now: Time,
     me: ComponentId,
-    queue: &'a mut EventQueue<M>,
+    queue: &'a mut EventQueue<M, false>,
     stop: &'a mut bool,
 }
 
@@ -67,8 +67,9 @@ pub struct RunStats {
 /// A set of components and the queue of messages between them.
 pub struct Simulation<M> {
     components: Vec<Box<dyn Component<M>>>,
-    /// Pending messages, each tagged with its destination component's index.
-    queue: EventQueue<M>,
+    /// Pending messages, each tagged with its destination component's index (no sequence
+    /// numbers stored: the run loop never reads them).
+    queue: EventQueue<M, false>,
     now: Time,
     events: u64,
 }
