@@ -38,9 +38,8 @@ impl PointJob {
         scenario.clients = pt.clients;
         scenario.procs_per_node = pt.procs;
         let spec = s.pattern_at(pt.size);
-        if s.socket_trains.is_none() {
-            scenario.tcp_trains = scenario.socket_trains_exact(&spec);
-        }
+        // The spec's `socket_trains`, or unset, trains where the model finds them exact.
+        scenario.tcp_trains = s.socket_trains.unwrap_or_else(|| scenario.socket_trains_exact(&spec));
         PointJob { series, pt, scenario, spec, connect: s.measure == Measure::Connect, seed: exp.seed }
     }
 

@@ -481,7 +481,7 @@ fn parse_series(file: &str, base: Option<&Path>, l: &mut Layers, label_default: 
     let socket_trains = if t.has("socket_trains") { Some(t.bool_or("socket_trains", false)?) } else { None };
     let tcp_trains = socket_trains == Some(true);
     if tcp_trains && sock.is_none() {
-        return Err(l.pick("socket_trains").err("socket_trains", "needs `socket` (trains of a TCP stream's datagrams)"));
+        return Err(t.err("socket_trains", "needs `socket` (trains of a TCP stream's datagrams)"));
     }
     let topology = if distances.is_empty() { Topology::Lan } else { Topology::Wan { miles: distances[0] } };
     let setup = Scenario { profile: Arc::new(profile), topology, service, ports, procs_per_node: procs, max_events: 2_000_000_000, trains: true, tcp_trains, mpi, qps_per_port, clients: clients[0], initiator, sock, sock_mix, io: None };

@@ -353,7 +353,6 @@ impl<E, const SEQS: bool> EventQueue<E, SEQS> {
         self.low = self.lowest();
     }
 
-
     /// Removes the earliest event if it fires at or before `until` (a later one stays queued,
     /// untouched); returns its time and the slot to [`EventQueue::take`] its payload from.
     /// Split from `take` so the run loop copies a large payload one time fewer on its way to

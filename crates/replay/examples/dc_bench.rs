@@ -4,23 +4,28 @@
 //! so two builds can be compared for identical results and for speed without the CLI.
 //!
 //! Run from the repository root:
-//! `cargo run --release -p interlab-replay --example dc_bench [-- SPEC ... ] [--dump FILE]`
+//! `cargo run --release -p interlab-replay --example dc_bench [-- SPEC ...]`
 
 use interlab_replay::{CostCache, DcSpec, InteractionTable, Kind, Outcome};
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Arc;
 use std::time::Instant;
 
-const SPECS: [&str; 8] = [
-    "studies/ipoib-offload/dc-fig11.toml",
-    "studies/ipoib-offload/dc-fig13.toml",
-    "studies/ipoib-offload/dc-fig9.toml",
-    "studies/ipoib-offload/dc-sec6.toml",
-    "studies/sdp/dc-fig4.toml",
-    "studies/sdp/dc-fig5a.toml",
-    "studies/sdp/dc-fig6.toml",
-    "studies/vpi/dc-fig9.toml",
-];
+/// The data-centre replay specs of the studies: `studies/*/dc-*.toml`, sorted.
+fn study_specs() -> Result<Vec<String>, String> {
+    let dirs = std::fs::read_dir("studies").map_err(|e| format!("studies: {e} (run from the repository root)"))?;
+    let mut out = Vec::new();
+    for d in dirs.flatten() {
+        for f in std::fs::read_dir(d.path()).into_iter().flatten().flatten() {
+            let name = f.file_name().to_string_lossy().into_owned();
+            if name.starts_with("dc-") && name.ends_with(".toml") {
+                out.push(f.path().to_string_lossy().into_owned());
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
 
 /// Every field of an outcome, floats by their bits.
 fn digest(o: &Outcome, h: &mut DefaultHasher) {
@@ -37,7 +42,7 @@ fn digest(o: &Outcome, h: &mut DefaultHasher) {
 
 fn main() -> Result<(), String> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let specs: Vec<String> = if args.is_empty() { SPECS.iter().map(|s| s.to_string()).collect() } else { args };
+    let specs: Vec<String> = if args.is_empty() { study_specs()? } else { args };
     let table = Arc::new(InteractionTable::builtin());
     let costs = CostCache::new();
     let (mut total_s, mut total_ev) = (0.0, 0u64);

@@ -97,8 +97,8 @@ pub struct LinkCfg {
     pub pool: u32,
 }
 
-/// What generates the requests.
-pub trait Workload {
+/// What generates the requests. A workload is `Clone` (see [`WorkloadClone`]).
+pub trait Workload: WorkloadClone {
     /// Names of the request classes (interactions).
     fn classes(&self) -> Vec<String>;
     /// The next request of browser `b` at time `now`: its class; its program appended to
@@ -106,9 +106,18 @@ pub trait Workload {
     fn next(&mut self, b: u32, now: Time, rng: &mut Rng, program: &mut Vec<Step>) -> usize;
     /// Think time after browser `b`'s request completed, ps.
     fn think(&mut self, b: u32, rng: &mut Rng) -> Time;
-    /// A copy in its present state (a replay whose folded run turns out not to be exact
-    /// reruns from the start with it: see [`run`]).
+}
+
+/// A boxed copy of a workload in its present state (a replay whose folded run turns out
+/// not to be exact reruns from the start with it: see [`run`]); every `Clone` workload has it.
+pub trait WorkloadClone {
     fn boxed_clone(&self) -> Box<dyn Workload>;
+}
+
+impl<W: Workload + Clone + 'static> WorkloadClone for W {
+    fn boxed_clone(&self) -> Box<dyn Workload> {
+        Box::new(self.clone())
+    }
 }
 
 /// A replay run.

@@ -12,7 +12,7 @@ pub mod spec;
 pub mod table;
 pub mod workload;
 
-pub use engine::{Completion, Config, LinkCfg, Outcome, Step, TierCfg, Workload};
+pub use engine::{Completion, Config, LinkCfg, Outcome, Step, TierCfg, Workload, WorkloadClone};
 pub use netcost::{MsgCost, NetCost, Protocol};
 pub use spec::{CostCache, DcSpec, Kind};
 pub use table::InteractionTable;

@@ -208,9 +208,6 @@ impl Workload for OneWay {
     fn think(&mut self, _b: u32, _rng: &mut interlab_kernel::Rng) -> interlab_kernel::Time {
         workload::secs(0.01)
     }
-    fn boxed_clone(&self) -> Box<dyn Workload> {
-        Box::new(self.clone())
-    }
 }
 
 /// A client tier and a web tier of 4 cores each, joined by one link of `cost`: `browsers`
@@ -353,9 +350,6 @@ impl Workload for Nested {
     }
     fn think(&mut self, _b: u32, _rng: &mut interlab_kernel::Rng) -> interlab_kernel::Time {
         workload::secs(0.01)
-    }
-    fn boxed_clone(&self) -> Box<dyn Workload> {
-        Box::new(self.clone())
     }
 }
 

@@ -228,9 +228,6 @@ impl Workload for Tpcw {
             None => self.state[b as usize].think_us.unwrap_or(0) * 1_000_000,
         }
     }
-    fn boxed_clone(&self) -> Box<dyn Workload> {
-        Box::new(self.clone())
-    }
 }
 
 /// USMD: negative exponential truncated at 4 means.
@@ -335,9 +332,6 @@ impl Workload for StaticContent {
     fn think(&mut self, _b: u32, _rng: &mut Rng) -> Time {
         0
     }
-    fn boxed_clone(&self) -> Box<dyn Workload> {
-        Box::new(self.clone())
-    }
 }
 
 /// One SPECweb e-commerce page type.
@@ -435,9 +429,6 @@ impl Workload for Specweb {
 
     fn think(&mut self, _b: u32, rng: &mut Rng) -> Time {
         neg_exp(rng, self.think_mean)
-    }
-    fn boxed_clone(&self) -> Box<dyn Workload> {
-        Box::new(self.clone())
     }
 }
 
