@@ -19,7 +19,7 @@ use crate::ulp::stack_spec::{ns, StackSpec};
 use crate::ulp::{Ulp, UlpEv, UlpHost, UlpId};
 use interlab_kernel::Time;
 use interlab_patterns::{Input, Message};
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 
 /// Which kind of socket stack.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -237,10 +237,12 @@ pub struct SockEnd {
     pub(crate) sinks: VecDeque<u64>,
     /// Last time this end sent or received anything (SDP idle detection).
     pub(crate) last_active: Time,
-    /// TCP: the segment geometry, once worked out.
-    tcp_geometry: std::cell::Cell<Option<tcp::Geometry>>,
+    /// TCP: the segment geometry, worked out at start.
+    tcp_geometry: Option<tcp::Geometry>,
     /// The costs of the last delivery to the application (see [`Sockets::deliver_bytes`]).
-    rx_costs: std::cell::Cell<Option<RxCosts>>,
+    rx_costs: Option<RxCosts>,
+    /// The costs of the last copy into the socket (see [`TxCosts`]).
+    tx_costs: Option<TxCosts>,
 }
 
 /// What delivering `new` stream bytes of `size`-byte messages costs the application: the
@@ -255,6 +257,89 @@ struct RxCosts {
     copy: Time,
     traffic: u64,
     free: Time,
+}
+
+/// What copying `bytes` of a message whose application buffer spans `buf` bytes into the
+/// socket costs: the copy's CPU time and memory traffic, and (TCP) the software checksum,
+/// ps. Pure functions of the two sizes and the profile, kept between sends (a stream's
+/// messages, an SDP message's full chunks).
+#[derive(Debug, Clone, Copy)]
+struct TxCosts {
+    bytes: u64,
+    buf: u64,
+    copy: Time,
+    traffic: u64,
+    csum: Time,
+}
+
+/// The profile's `[stack]` values a socket event needs, converted to picoseconds once when
+/// the node starts (every conversion as the stack did it per event before): pure functions
+/// of the profile and of where the node's processes run, fixed for the run.
+#[derive(Debug, Clone, Copy, Default)]
+struct Costs {
+    /// The application runs on the interrupt core ([`Sockets::shares_irq_core`]).
+    shares_irq: bool,
+    /// The interrupt core.
+    irq_core: usize,
+    /// `ns(interrupt_ns)`; `ipoib_rx_usecs` in ps (rounded); `napi`.
+    irq: Time,
+    ipoib_delay: Time,
+    napi: bool,
+    /// `prequeue`; `ns(tcp_rx_ns)`; `ns(wakeup_ns)`; `ns(syscall_ns)`.
+    prequeue: bool,
+    tcp_rx: Time,
+    wakeup: Time,
+    syscall: Time,
+    /// `ack_every_packets`; `delack_us` in ps (truncated).
+    ack_every: u64,
+    delack: Time,
+    /// SDP: `ns(sdp_tx_ns)`, `ns(sdp_rx_ns)`, `ns(cqe_poll_ns + sdp_rx_ns)`,
+    /// `ns(wakeup_ns + sdp_tx_ns)`, `ns(sdp_idle_us * 1000)`, `sdp_recv_polls` times
+    /// `ns(cqe_poll_ns)`.
+    sdp_tx: Time,
+    sdp_rx: Time,
+    sdp_poll_rx: Time,
+    sdp_wake_tx: Time,
+    sdp_idle: Time,
+    sdp_polls: u64,
+    sdp_poll_window: Time,
+    /// SDP: header bytes, chunk bytes, receive buffers, and the miss ratio of a copy into
+    /// the private ring (1 when the ring exceeds the cache).
+    sdp_header: u64,
+    sdp_chunk: u64,
+    sdp_rx_buffers: u64,
+    sdp_ring_miss: f64,
+}
+
+impl Costs {
+    fn new<H: UlpHost>(h: &H, shares_irq_core: bool) -> Costs {
+        let st = stack(h);
+        let cqe_poll_ns = h.profile().host.cqe_poll_ns;
+        Costs {
+            shares_irq: shares_irq_core,
+            irq_core: irq_core(h),
+            irq: ns(st.interrupt_ns),
+            ipoib_delay: (st.ipoib_rx_usecs * 1e6).round() as Time,
+            napi: st.napi,
+            prequeue: st.prequeue,
+            tcp_rx: ns(st.tcp_rx_ns),
+            wakeup: ns(st.wakeup_ns),
+            syscall: ns(st.syscall_ns),
+            ack_every: st.ack_every_packets,
+            delack: (st.delack_us * 1e6) as Time,
+            sdp_tx: ns(st.sdp_tx_ns),
+            sdp_rx: ns(st.sdp_rx_ns),
+            sdp_poll_rx: ns(cqe_poll_ns + st.sdp_rx_ns),
+            sdp_wake_tx: ns(st.wakeup_ns + st.sdp_tx_ns),
+            sdp_idle: ns(st.sdp_idle_us * 1000.0),
+            sdp_polls: st.sdp_recv_polls,
+            sdp_poll_window: st.sdp_recv_polls * ns(cqe_poll_ns),
+            sdp_header: st.sdp_header_bytes,
+            sdp_chunk: st.sdp_chunk_bytes,
+            sdp_rx_buffers: st.sdp_rx_buffers,
+            sdp_ring_miss: if st.sdp_rx_buffers * st.sdp_chunk_bytes > st.cache_bytes { 1.0 } else { 0.0 },
+        }
+    }
 }
 
 impl SockEnd {
@@ -289,8 +374,9 @@ impl SockEnd {
             recv_msgs: 0,
             sinks: VecDeque::new(),
             last_active: 0,
-            tcp_geometry: std::cell::Cell::new(None),
-            rx_costs: std::cell::Cell::new(None),
+            tcp_geometry: None,
+            rx_costs: None,
+            tx_costs: None,
         }
     }
 }
@@ -319,7 +405,10 @@ pub struct RxQueue {
 #[derive(Debug, Clone, Default)]
 pub struct Sockets {
     pub queues: [RxQueue; 2],
-    ends: BTreeMap<u32, SockEnd>,
+    /// Every end, in the order they were declared; `slot[chan]` is channel `chan`'s index
+    /// there plus one (0: not a socket here).
+    ends: Vec<SockEnd>,
+    slot: Vec<u32>,
     /// Every socket end here belongs to one process (set at start).
     lone_proc: bool,
     /// When the application's own work last ended, ps: whether it sleeps when it shares
@@ -327,6 +416,8 @@ pub struct Sockets {
     app_until: Time,
     /// TCP: the ACKs of a socket train being taken in.
     ack_train: Option<tcp::AckTrain>,
+    /// The stack's costs, set at start.
+    k: Costs,
 }
 
 /// A socket transport: what a stack does when the application sends, when its
@@ -370,16 +461,45 @@ fn irq_core<H: UlpHost>(h: &H) -> usize {
 impl Sockets {
     /// Declares this node's end of socket channel `chan`.
     pub fn add(&mut self, chan: u32, end: SockEnd) {
-        self.ends.insert(chan, end);
+        let c = chan as usize;
+        if self.slot.len() <= c {
+            self.slot.resize(c + 1, 0);
+        }
+        match self.slot[c] {
+            0 => {
+                self.ends.push(end);
+                self.slot[c] = self.ends.len() as u32;
+            }
+            i => self.ends[i as usize - 1] = end,
+        }
     }
 
     /// This node's end of channel `chan`, if it is a socket.
     pub fn end(&self, chan: u32) -> Option<&SockEnd> {
-        self.ends.get(&chan)
+        match self.slot.get(chan as usize) {
+            Some(&i) if i > 0 => Some(&self.ends[i as usize - 1]),
+            _ => None,
+        }
     }
 
+    /// Index of channel `chan`'s end in `ends`.
+    #[inline]
+    fn index(&self, chan: u32) -> usize {
+        match self.slot.get(chan as usize) {
+            Some(&i) if i > 0 => i as usize - 1,
+            _ => panic!("channel {chan} is not a socket channel of this node"),
+        }
+    }
+
+    #[inline]
+    fn end_ref(&self, chan: u32) -> &SockEnd {
+        &self.ends[self.index(chan)]
+    }
+
+    #[inline]
     fn end_mut(&mut self, chan: u32) -> &mut SockEnd {
-        self.ends.get_mut(&chan).expect("socket channel")
+        let i = self.index(chan);
+        &mut self.ends[i]
     }
 
     /// The core channel `chan`'s application runs on when the stack wakes it: its own, or
@@ -387,10 +507,10 @@ impl Sockets {
     /// node's only socket process (the scheduler pulls a task woken from the softirq to
     /// the waking CPU when that CPU runs nothing else: Linux `wake_affine`).
     fn app_core<H: UlpHost>(&self, h: &H, chan: u32) -> usize {
-        if self.shares_irq_core(h) {
-            return irq_core(h);
+        if self.k.shares_irq {
+            return self.k.irq_core;
         }
-        h.proc_core(self.ends[&chan].proc)
+        h.proc_core(self.end_ref(chan).proc)
     }
 
     /// Whether the application of `chan` sleeps (blocked in recv() or send()) at `t`, so
@@ -399,7 +519,7 @@ impl Sockets {
     /// (the interrupt work then waits for the core, but a process that was still running
     /// finds the data before it sleeps).
     fn app_asleep<H: UlpHost>(&self, h: &H, chan: u32, t: Time) -> bool {
-        if self.shares_irq_core(h) {
+        if self.k.shares_irq {
             return self.app_until <= h.now().min(t);
         }
         h.core_free_at(self.app_core(h, chan)) <= t
@@ -419,7 +539,8 @@ impl Sockets {
         end
     }
 
-    /// The node's application runs on the interrupt core (affine wake-ups of a lone process).
+    /// The node's application runs on the interrupt core (affine wake-ups of a lone process;
+    /// kept in [`Costs::shares_irq`] at start).
     fn shares_irq_core<H: UlpHost>(&self, h: &H) -> bool {
         self.lone_proc && stack(h).wake_affine
     }
@@ -428,11 +549,10 @@ impl Sockets {
     /// interrupt cost it brings: joins a pending coalesced interrupt, rides an active poll,
     /// or raises an interrupt after the queue's coalescing delay.
     fn rx_ready<H: UlpHost>(&mut self, h: &H, q: usize, t: Time, packets: u64, eth_aic: Option<bool>) -> (Time, Time) {
-        let st = stack(h);
-        let (irq_ns, ipoib_delay_us, napi) = (st.interrupt_ns, st.ipoib_rx_usecs, st.napi);
+        let (irq, napi) = (self.k.irq, self.k.napi);
         let qu = &mut self.queues[q];
         qu.seq += 1;
-        let delay_us = match eth_aic {
+        let delay = match eth_aic {
             Some(aic) => {
                 let e = h.profile().eth.as_ref().expect("validated: Ethernet stacks need [eth]");
                 // Exponentially weighted packet rate with the scheme's time constant.
@@ -442,13 +562,10 @@ impl Sockets {
                 let decay = if dt == 0.0 { 1.0 } else { (-dt / tau_ps).exp() };
                 qu.rate_pps = qu.rate_pps * decay + packets as f64 / (tau_ps * 1e-12);
                 qu.rate_t = t;
-                if aic {
-                    e.aic_delay_us(qu.rate_pps)
-                } else {
-                    e.rx_usecs
-                }
+                let delay_us = if aic { e.aic_delay_us(qu.rate_pps) } else { e.rx_usecs };
+                (delay_us * 1e6).round() as Time
             }
-            None => ipoib_delay_us,
+            None => self.k.ipoib_delay,
         };
         if t < qu.irq_at {
             return (qu.irq_at, 0);
@@ -457,8 +574,8 @@ impl Sockets {
             return (t, 0);
         }
         qu.interrupts += 1;
-        qu.irq_at = t + (delay_us * 1e6).round() as Time;
-        (qu.irq_at, ns(irq_ns))
+        qu.irq_at = t + delay;
+        (qu.irq_at, irq)
     }
 
     /// The poll loop of queue `q` worked until `until`.
@@ -485,7 +602,7 @@ impl Sockets {
         let size = end.rx_msg.1;
         let proc = end.proc;
         let kind = end.stack.kind;
-        let memo = end.rx_costs.get().filter(|m| (m.new, m.size) == (new, size));
+        let memo = end.rx_costs.filter(|m| (m.new, m.size) == (new, size));
         let asleep = wake && self.app_asleep(h, chan, t);
         // The costs, worked out before the core is taken (the profile is borrowed from `h`),
         // and kept for the next delivery of as many bytes (a stream's segments).
@@ -505,7 +622,7 @@ impl Sockets {
                 0
             };
             let c = RxCosts { new, size, syscall: ns(st.syscall_ns), wakeup: ns(st.wakeup_ns), copy: st.rx_copy_ps(new, buf), traffic, free };
-            self.ends[&chan].rx_costs.set(Some(c));
+            self.end_mut(chan).rx_costs = Some(c);
             c
         });
         let entry = c.syscall + if asleep { c.wakeup } else { 0 };
@@ -517,16 +634,18 @@ impl Sockets {
             }
             let end = this.end_mut(chan);
             end.delivered += new;
-            let mut done = Vec::new();
+            // The messages the bytes complete (all of the one size and tag being received).
+            let mut done = 0;
             loop {
                 let e = *end.rx_msg_end.get_or_insert(end.rx_msg.1);
                 if end.delivered < e {
                     break;
                 }
-                done.push(end.rx_msg);
+                done += 1;
                 end.rx_msg_end = Some(e + end.rx_msg.1);
             }
-            for (tag, bytes) in done {
+            let (tag, bytes) = end.rx_msg;
+            for _ in 0..done {
                 this.end_mut(chan).recv_msgs += 1;
                 c = this.deliver(h, proc, Input::Arrived { chan, bytes, tag }, c);
             }
@@ -580,10 +699,15 @@ impl Ulp for Sockets {
     }
 
     fn start<H: UlpHost>(&mut self, h: &mut H) {
-        let mut procs = self.ends.values().map(|e| e.proc);
+        let mut procs = self.ends.iter().map(|e| e.proc);
         let first = procs.next();
         self.lone_proc = first.is_some() && procs.all(|p| Some(p) == first);
-        let chans: Vec<(u32, SockKind)> = self.ends.iter().map(|(&c, e)| (c, e.stack.kind)).collect();
+        if self.ends.is_empty() {
+            return;
+        }
+        self.k = Costs::new(h, self.shares_irq_core(h));
+        // In channel order.
+        let chans: Vec<(u32, SockKind)> = (0..self.slot.len() as u32).filter_map(|c| self.end(c).map(|e| (c, e.stack.kind))).collect();
         for (chan, kind) in chans {
             match kind {
                 SockKind::Sdp => sdp::Sdp::start(self, h, chan),

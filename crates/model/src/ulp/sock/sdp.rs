@@ -16,10 +16,9 @@
 //! * An end idle for longer than `sdp_idle_us` first exchanges a control message pair
 //!   with its peer (an RDMA control round trip) before it sends again.
 
-use super::{irq_core, stack, Sockets, Transport};
+use super::{stack, Sockets, Transport, TxCosts};
 use crate::hw::memory;
 use crate::transport::packet::{MsgMeta, SdpMsg, UlpKind};
-use crate::ulp::stack_spec::ns;
 use crate::ulp::{UlpEv, UlpHost, UlpId};
 use interlab_kernel::Time;
 use interlab_patterns::{Message, Op};
@@ -54,17 +53,13 @@ impl Sdp {
 
     /// Buffered copy of `m` from `t`.
     fn bcopy<H: UlpHost>(s: &mut Sockets, h: &mut H, m: Message, mut t: Time) -> Time {
-        let st = stack(h).clone();
-        let chunk = st.sdp_chunk_bytes;
+        let (chunk, sdp_tx, hdr) = (s.k.sdp_chunk, s.k.sdp_tx, s.k.sdp_header);
         let n = m.bytes.div_ceil(chunk).max(1);
         for i in 0..n {
             let len = (m.bytes - i * chunk).min(chunk);
-            // From the user's buffer into a private buffer of the ring, which the adapter
-            // then reads; a ring larger than the cache, cycled through, never hits in it.
             let buf = h.app_buffer(m.bytes);
-            let ring_miss = if st.sdp_rx_buffers * chunk > st.cache_bytes { 1.0 } else { 0.0 };
-            let traffic = memory::copy_traffic(len, st.miss(buf), ring_miss, true);
-            t = h.copy_end(t, st.copy_ps(len, buf), traffic) + ns(st.sdp_tx_ns);
+            let c = Sdp::copy_costs(s, h, m.chan, len, buf);
+            t = h.copy_end(t, c.copy, c.traffic) + sdp_tx;
             let end = s.end_mut(m.chan);
             end.sent_msgs += u64::from(i + 1 == n);
             if end.credits == 0 || !end.bc_queue.is_empty() {
@@ -73,14 +68,29 @@ impl Sdp {
                 continue;
             }
             end.credits -= 1;
-            t = Sdp::post(s, h, m.chan, Post { op: Op::Send, bytes: len + st.sdp_header_bytes, msg: SdpMsg::Data { bytes: len }, tag: m.tag, size: m.bytes, notify: true }, t);
+            t = Sdp::post(s, h, m.chan, Post { op: Op::Send, bytes: len + hdr, msg: SdpMsg::Data { bytes: len }, tag: m.tag, size: m.bytes, notify: true }, t);
         }
         t
     }
 
+    /// The costs of copying `len` bytes of a message whose application buffer spans `buf`
+    /// bytes into a private buffer of the ring, which the adapter then reads; a ring larger
+    /// than the cache, cycled through, never hits in it. Kept with the end for the next
+    /// chunk of as many bytes.
+    fn copy_costs<H: UlpHost>(s: &mut Sockets, h: &H, chan: u32, len: u64, buf: u64) -> TxCosts {
+        if let Some(c) = s.end_ref(chan).tx_costs.filter(|c| (c.bytes, c.buf) == (len, buf)) {
+            return c;
+        }
+        let st = stack(h);
+        let traffic = memory::copy_traffic(len, st.miss(buf), s.k.sdp_ring_miss, true);
+        let c = TxCosts { bytes: len, buf, copy: st.copy_ps(len, buf), traffic, csum: 0 };
+        s.end_mut(chan).tx_costs = Some(c);
+        c
+    }
+
     /// Starts the next queued blocking send (zero copy, or buffered copy queued behind one).
     fn next<H: UlpHost>(s: &mut Sockets, h: &mut H, chan: u32, t: Time) -> Time {
-        let st = stack(h).clone();
+        let (sdp_tx, hdr) = (s.k.sdp_tx, s.k.sdp_header);
         let end = s.end_mut(chan);
         let Some(m) = end.zc_queue.pop_front() else {
             end.zc_busy = false;
@@ -98,34 +108,34 @@ impl Sdp {
             end.sinks.pop_front();
         }
         let sink = end.sinks.front() == Some(&idx);
-        let mut t = t + st.reg_ps(m.bytes) + ns(st.sdp_tx_ns);
+        let mut t = t + stack(h).reg_ps(m.bytes) + sdp_tx;
         if sink {
             s.end_mut(chan).sinks.pop_front();
             // Write-based zero copy into the advertised buffer, then the completion message.
             t = Sdp::post(s, h, chan, Post { op: Op::RdmaWrite, bytes: m.bytes, msg: SdpMsg::ZcData, tag: m.tag, size: m.bytes, notify: false }, t);
-            Sdp::post(s, h, chan, Post { op: Op::Send, bytes: st.sdp_header_bytes, msg: SdpMsg::WrCompl { bytes: m.bytes }, tag: m.tag, size: m.bytes, notify: true }, t)
+            Sdp::post(s, h, chan, Post { op: Op::Send, bytes: hdr, msg: SdpMsg::WrCompl { bytes: m.bytes }, tag: m.tag, size: m.bytes, notify: true }, t)
         } else {
-            Sdp::post(s, h, chan, Post { op: Op::Send, bytes: st.sdp_header_bytes + SDP_AVAIL_BYTES, msg: SdpMsg::SrcAvail { index: idx }, tag: m.tag, size: m.bytes, notify: true }, t)
+            Sdp::post(s, h, chan, Post { op: Op::Send, bytes: hdr + SDP_AVAIL_BYTES, msg: SdpMsg::SrcAvail { index: idx }, tag: m.tag, size: m.bytes, notify: true }, t)
         }
     }
 
     /// After the application received a message, it waits in recv() again: with a buffer
     /// large enough for zero copy it registers it and advertises it (SinkAvail).
     fn post_sink<H: UlpHost>(s: &mut Sockets, h: &mut H, chan: u32, t: Time) -> Time {
-        let st = stack(h).clone();
+        let (sdp_tx, hdr) = (s.k.sdp_tx, s.k.sdp_header);
         let end = s.end_mut(chan);
         if end.recv_size < end.stack.sdp_zcopy_threshold {
             return t;
         }
         let (idx, size) = (end.recv_msgs, end.recv_size);
-        let t = t + st.reg_ps(size) + ns(st.sdp_tx_ns);
-        Sdp::post(s, h, chan, Post { op: Op::Send, bytes: st.sdp_header_bytes + SDP_AVAIL_BYTES, msg: SdpMsg::SinkAvail { index: idx }, tag: 0, size: 0, notify: true }, t)
+        let t = t + stack(h).reg_ps(size) + sdp_tx;
+        Sdp::post(s, h, chan, Post { op: Op::Send, bytes: hdr + SDP_AVAIL_BYTES, msg: SdpMsg::SinkAvail { index: idx }, tag: 0, size: 0, notify: true }, t)
     }
 
     /// Buffered-copy data is in the socket at `t`: the application copies it out (woken
     /// if `wake` and it sleeps) and the freed buffers go back as credits.
     fn data_in<H: UlpHost>(s: &mut Sockets, h: &mut H, chan: u32, meta: MsgMeta, bytes: u64, t: Time, wake: bool) {
-        let st = stack(h).clone();
+        let (sdp_tx, hdr, rx_buffers) = (s.k.sdp_tx, s.k.sdp_header, s.k.sdp_rx_buffers);
         let end = s.end_mut(chan);
         end.rcv += bytes;
         end.rx_msg = (meta.tag, meta.bytes);
@@ -133,10 +143,10 @@ impl Sdp {
         // The copied-out buffers are free again: return them as credits.
         let end = s.end_mut(chan);
         end.owed += 1;
-        if end.owed * 2 >= st.sdp_rx_buffers {
+        if end.owed * 2 >= rx_buffers {
             s.on_app_cpu(h, chan, app, |s, h, a| {
-                let a = a + ns(st.sdp_tx_ns);
-                Sdp::post(s, h, chan, Post { op: Op::Send, bytes: st.sdp_header_bytes, msg: SdpMsg::Credit, tag: 0, size: 0, notify: true }, a)
+                let a = a + sdp_tx;
+                Sdp::post(s, h, chan, Post { op: Op::Send, bytes: hdr, msg: SdpMsg::Credit, tag: 0, size: 0, notify: true }, a)
             });
         }
     }
@@ -146,17 +156,16 @@ impl Sdp {
     /// before `sk_wait_data`): its core has been idle since it entered recv(), for no
     /// longer than the polls take.
     fn recv_polling<H: UlpHost>(s: &Sockets, h: &H, chan: u32, now: Time) -> bool {
-        let polls = stack(h).sdp_recv_polls;
-        if polls == 0 {
+        if s.k.sdp_polls == 0 {
             return false;
         }
         let since = h.core_free_at(s.app_core(h, chan));
-        since <= now && now - since <= polls * ns(h.profile().host.cqe_poll_ns)
+        since <= now && now - since <= s.k.sdp_poll_window
     }
 
     /// Sends buffered-copy messages that were waiting for credits.
     fn drain<H: UlpHost>(s: &mut Sockets, h: &mut H, chan: u32, mut t: Time) -> Time {
-        let hdr = stack(h).sdp_header_bytes;
+        let hdr = s.k.sdp_header;
         loop {
             let end = s.end_mut(chan);
             if end.credits == 0 {
@@ -189,12 +198,12 @@ impl Sdp {
 impl Transport for Sdp {
     /// send() of `m` by the application at `t`; returns when its core is done.
     fn send<H: UlpHost>(s: &mut Sockets, h: &mut H, m: Message, t: Time) -> Time {
-        let st = stack(h).clone();
+        let k = s.k;
         let now = h.now();
         let end = s.end_mut(m.chan);
-        let idle = end.sent_msgs + end.recv_msgs > 0 && now.saturating_sub(end.last_active) > ns(st.sdp_idle_us * 1000.0);
+        let idle = end.sent_msgs + end.recv_msgs > 0 && now.saturating_sub(end.last_active) > k.sdp_idle;
         end.last_active = now;
-        let mut t = t + ns(st.syscall_ns);
+        let mut t = t + k.syscall;
         if idle {
             // An idle connection re-establishes its RDMA control state with a round trip
             // before data moves: queue the message behind the exchange.
@@ -204,8 +213,8 @@ impl Transport for Sdp {
                 return t;
             }
             end.zc_busy = true;
-            t += ns(st.sdp_tx_ns);
-            return Sdp::post(s, h, m.chan, Post { op: Op::Send, bytes: st.sdp_header_bytes, msg: SdpMsg::Ctrl, tag: m.tag, size: 0, notify: true }, t);
+            t += k.sdp_tx;
+            return Sdp::post(s, h, m.chan, Post { op: Op::Send, bytes: k.sdp_header, msg: SdpMsg::Ctrl, tag: m.tag, size: 0, notify: true }, t);
         }
         let end = s.end_mut(m.chan);
         if m.bytes >= end.stack.sdp_zcopy_threshold || end.zc_busy {
@@ -223,13 +232,13 @@ impl Transport for Sdp {
     /// An SDP message's completion reached the host.
     fn arrival<H: UlpHost>(s: &mut Sockets, h: &mut H, meta: MsgMeta, _packets: u64, _bytes: u64) {
         let chan = meta.chan;
-        let st = stack(h).clone();
+        let k = s.k;
         if let UlpKind::Sdp(SdpMsg::Data { bytes }) = meta.ulp {
             if Sdp::recv_polling(s, h, chan, h.now()) {
                 // The receiver's own poll finds the completion: SDP receive work in its
                 // context, no interrupt and no wake-up.
                 let t = s.on_app_cpu(h, chan, h.now(), |s, h, start| {
-                    let t = start + ns(h.profile().host.cqe_poll_ns + st.sdp_rx_ns);
+                    let t = start + k.sdp_poll_rx;
                     s.end_mut(chan).credits += meta.msg_id;
                     Sdp::drain(s, h, chan, t)
                 });
@@ -238,10 +247,10 @@ impl Transport for Sdp {
             }
         }
         let (ready, irq) = s.rx_ready(h, 0, h.now(), 1, None);
-        let core = irq_core(h);
+        let core = k.irq_core;
         let UlpKind::Sdp(msg) = meta.ulp else { return };
         let done = h.on_cpu(core, ready, |h, start| {
-            let t = start + irq + ns(st.sdp_rx_ns);
+            let t = start + irq + k.sdp_rx;
             s.end_mut(chan).credits += meta.msg_id;
             let t = Sdp::drain(s, h, chan, t);
             match msg {
@@ -252,11 +261,11 @@ impl Transport for Sdp {
                 SdpMsg::Credit | SdpMsg::ZcData | SdpMsg::ZcRead => t,
                 SdpMsg::Ctrl => {
                     // The peer re-establishes its control state: answer at once.
-                    let t = t + ns(st.sdp_tx_ns);
-                    Sdp::post(s, h, chan, Post { op: Op::Send, bytes: st.sdp_header_bytes, msg: SdpMsg::CtrlAck, tag: 0, size: 0, notify: true }, t)
+                    let t = t + k.sdp_tx;
+                    Sdp::post(s, h, chan, Post { op: Op::Send, bytes: k.sdp_header, msg: SdpMsg::CtrlAck, tag: 0, size: 0, notify: true }, t)
                 }
                 SdpMsg::CtrlAck => {
-                    Sdp::kick_at(h, chan, t + ns(st.wakeup_ns));
+                    Sdp::kick_at(h, chan, t + k.wakeup);
                     t
                 }
                 SdpMsg::SinkAvail { index } => {
@@ -275,7 +284,7 @@ impl Transport for Sdp {
                     let qp = s.end_mut(chan).qp;
                     let asleep = s.app_asleep(h, chan, t);
                     s.on_app_cpu(h, chan, t, |_, h, a| {
-                        let a = a + ns(st.syscall_ns) + if asleep { ns(st.wakeup_ns) } else { 0 } + st.reg_ps(meta.bytes);
+                        let a = a + k.syscall + if asleep { k.wakeup } else { 0 } + stack(h).reg_ps(meta.bytes);
                         let rmeta = MsgMeta { ulp: UlpKind::Sdp(SdpMsg::ZcRead), msg_id: 0, ..meta };
                         h.post(qp, Op::RdmaRead, meta.bytes, rmeta, a)
                     });
@@ -283,7 +292,7 @@ impl Transport for Sdp {
                 }
                 SdpMsg::RdCompl => {
                     // The sender's blocking send() returns.
-                    Sdp::kick_at(h, chan, t + ns(st.wakeup_ns));
+                    Sdp::kick_at(h, chan, t + k.wakeup);
                     t
                 }
             }
@@ -295,24 +304,24 @@ impl Transport for Sdp {
     /// sender's write-completion message was acknowledged.
     fn done<H: UlpHost>(s: &mut Sockets, h: &mut H, meta: MsgMeta) {
         let chan = meta.chan;
-        let st = stack(h).clone();
+        let k = s.k;
         let (ready, irq) = s.rx_ready(h, 0, h.now(), 1, None);
-        let core = irq_core(h);
+        let core = k.irq_core;
         let t = h.on_cpu(core, ready, |_, s| s + irq);
         s.rx_polled(0, t);
         match meta.ulp {
             UlpKind::Sdp(SdpMsg::ZcRead) => {
                 // Receiver: the data is in the user's buffer; tell the sender, return.
                 s.on_app_cpu(h, chan, t, |s, h, a| {
-                    let a = a + ns(st.wakeup_ns + st.sdp_tx_ns);
-                    Sdp::post(s, h, chan, Post { op: Op::Send, bytes: st.sdp_header_bytes + 4, msg: SdpMsg::RdCompl, tag: meta.tag, size: meta.bytes, notify: true }, a)
+                    let a = a + k.sdp_wake_tx;
+                    Sdp::post(s, h, chan, Post { op: Op::Send, bytes: k.sdp_header + 4, msg: SdpMsg::RdCompl, tag: meta.tag, size: meta.bytes, notify: true }, a)
                 });
                 let end = s.end_mut(chan);
                 end.rcv += meta.bytes;
                 end.rx_msg = (meta.tag, meta.bytes);
                 Sdp::deliver(s, h, chan, t, false, true);
             }
-            UlpKind::Sdp(SdpMsg::WrCompl { .. }) => Sdp::kick_at(h, chan, t + ns(st.wakeup_ns)),
+            UlpKind::Sdp(SdpMsg::WrCompl { .. }) => Sdp::kick_at(h, chan, t + k.wakeup),
             _ => {}
         }
     }

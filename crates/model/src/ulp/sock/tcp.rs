@@ -13,7 +13,7 @@
 //!   aggregate) at once, otherwise after the delayed-ACK timer; data going back carries
 //!   the acknowledgement. Acknowledgements cost their receiver driver and TCP work.
 
-use super::{irq_core, stack, SockKind, Sockets, Transport};
+use super::{stack, SockKind, Sockets, Transport, TxCosts};
 use crate::transport::packet::{MsgMeta, Service, UlpKind};
 use crate::ulp::stack_spec::ns;
 use crate::ulp::{UlpEv, UlpHost, UlpId};
@@ -175,22 +175,17 @@ impl AckTrain {
 }
 
 impl Tcp {
-    /// The geometry of channel `chan`: worked out at its first segment and kept with the end
-    /// (it depends only on the end's stack, the profile and the queue pair's link, fixed for
-    /// the run).
-    fn geometry<H: UlpHost>(s: &Sockets, h: &H, chan: u32) -> Geometry {
-        let end = &s.ends[&chan];
-        if let Some(g) = end.tcp_geometry.get() {
-            return g;
-        }
-        let g = Tcp::work_out_geometry(s, h, chan);
-        end.tcp_geometry.set(Some(g));
-        g
+    /// The geometry of channel `chan`: worked out at start and kept with the end (it
+    /// depends only on the end's stack, the profile and the queue pair's link, fixed for the
+    /// run).
+    #[inline]
+    fn geometry<H: UlpHost>(s: &Sockets, _h: &H, chan: u32) -> Geometry {
+        s.end_ref(chan).tcp_geometry.expect("worked out at start")
     }
 
     fn work_out_geometry<H: UlpHost>(s: &Sockets, h: &H, chan: u32) -> Geometry {
         let st = stack(h);
-        let stack = s.ends[&chan].stack;
+        let stack = s.end_ref(chan).stack;
         let ip = st.ip_header_bytes;
         // The driver's work per packet sent and received, ns, beside the geometry.
         let costs = |(g, tx_ns, rx_ns): (Geometry, f64, f64)| Geometry {
@@ -223,7 +218,7 @@ impl Tcp {
             }
             SockKind::Eth => {
                 let e = h.profile().eth.as_ref().expect("validated: [eth]");
-                let mtu = h.qp_mtu(s.ends[&chan].qp);
+                let mtu = h.qp_mtu(s.end_ref(chan).qp);
                 let mss = mtu - ip;
                 let lso = stack.lso_on(Some(e));
                 let gso = !lso && st.gso;
@@ -239,8 +234,9 @@ impl Tcp {
     fn push<H: UlpHost>(s: &mut Sockets, h: &mut H, chan: u32, mut t: Time) -> Time {
         let g = Tcp::geometry(s, h, chan);
         let window = g.window;
-        let qp = s.end_mut(chan).qp;
-        let mut train = TxTrain::new(h, g, qp, s.ends[&chan].stack.service());
+        let end = s.end_ref(chan);
+        let mut train = TxTrain::new(h, g, end.qp, end.stack.service());
+        let qp = end.qp;
         loop {
             let end = s.end_mut(chan);
             let avail = end.app_bytes - end.snd_nxt;
@@ -350,7 +346,7 @@ impl Tcp {
     /// The poll loop of queue `q` found it empty at `t`: flush the LRO aggregates.
     fn poll_ended<H: UlpHost>(s: &mut Sockets, h: &mut H, q: usize, t: Time) {
         let chans = std::mem::take(&mut s.queues[q].lro_chans);
-        let core = irq_core(h);
+        let core = s.k.irq_core;
         let done = h.on_cpu(core, t, |h, mut t| {
             for chan in chans {
                 t = Tcp::lro_flush(s, h, chan, t);
@@ -373,8 +369,7 @@ impl Tcp {
     /// or with prequeue in the woken application's context. Returns when the interrupt
     /// core is done.
     fn input<H: UlpHost>(s: &mut Sockets, h: &mut H, chan: u32, bytes: u64, segs: u64, meta: MsgMeta, t: Time) -> Time {
-        let st = stack(h);
-        let (prequeue, tcp_rx, wakeup) = (st.prequeue, ns(st.tcp_rx_ns), ns(st.wakeup_ns));
+        let (prequeue, tcp_rx, wakeup) = (s.k.prequeue, s.k.tcp_rx, s.k.wakeup);
         if !prequeue {
             let t = t + segs * tcp_rx;
             let t = Tcp::data(s, h, chan, bytes, segs, meta, t);
@@ -393,7 +388,7 @@ impl Tcp {
     /// TCP input of `bytes` in `segs` segments: take the data and acknowledge. Runs on the
     /// current core at `t`; returns when it is done there.
     fn data<H: UlpHost>(s: &mut Sockets, h: &mut H, chan: u32, bytes: u64, segs: u64, meta: MsgMeta, t: Time) -> Time {
-        let (every, delack_us) = (stack(h).ack_every_packets, stack(h).delack_us);
+        let (every, delack) = (s.k.ack_every, s.k.delack);
         let end = s.end_mut(chan);
         end.rcv += bytes;
         end.rx_msg = (meta.tag, meta.bytes);
@@ -410,7 +405,7 @@ impl Tcp {
             t = Tcp::send_ack(s, h, chan, n, t);
         } else {
             let seq = end.delack_seq;
-            let at = t + (delack_us * 1e6) as Time;
+            let at = t + delack;
             match s.ack_train.as_mut().filter(|b| b.chan == chan) {
                 // Taking a train in: only a timer no later ACK voids is set, at its end.
                 Some(b) => {
@@ -436,7 +431,7 @@ impl Tcp {
         let q = stack.rxq();
         let eth_aic = (stack.kind == SockKind::Eth).then_some(stack.aic);
         let (ready, irq) = s.rx_ready(h, q, at, packets, eth_aic);
-        let core = irq_core(h);
+        let core = s.k.irq_core;
         let lro = g.lro;
         let done = h.on_cpu(core, ready, |h, start| {
             let mut t = start + irq + packets * rx;
@@ -493,14 +488,21 @@ impl Transport for Tcp {
     /// send(): system call, copy into the socket, then push what the window allows.
     fn send<H: UlpHost>(s: &mut Sockets, h: &mut H, m: Message, t: Time) -> Time {
         let g = Tcp::geometry(s, h, m.chan);
-        let st = stack(h);
         let buf = h.app_buffer(m.bytes);
-        let (syscall, copy, csum) = (ns(st.syscall_ns), st.copy_ps(m.bytes, buf), st.csum_ps(m.bytes));
-        // Into socket buffers that stay in the cache, which the adapter then reads.
-        let traffic = crate::hw::memory::copy_traffic(m.bytes, st.miss(buf), 0.0, true);
-        let mut t = h.copy_end(t + syscall, copy, traffic);
+        let c = match s.end_ref(m.chan).tx_costs.filter(|c| (c.bytes, c.buf) == (m.bytes, buf)) {
+            Some(c) => c,
+            None => {
+                let st = stack(h);
+                // Into socket buffers that stay in the cache, which the adapter then reads.
+                let traffic = crate::hw::memory::copy_traffic(m.bytes, st.miss(buf), 0.0, true);
+                let c = TxCosts { bytes: m.bytes, buf, copy: st.copy_ps(m.bytes, buf), traffic, csum: st.csum_ps(m.bytes) };
+                s.end_mut(m.chan).tx_costs = Some(c);
+                c
+            }
+        };
+        let mut t = h.copy_end(t + s.k.syscall, c.copy, c.traffic);
         if g.csum {
-            t += csum;
+            t += c.csum;
         }
         let end = s.end_mut(m.chan);
         end.app_bytes += m.bytes;
@@ -513,9 +515,10 @@ impl Transport for Tcp {
     /// packets (datagram links), or one connected-mode IP packet.
     fn arrival<H: UlpHost>(s: &mut Sockets, h: &mut H, meta: MsgMeta, packets: u64, bytes: u64) {
         let chan = meta.chan;
-        let q = s.ends[&chan].stack.rxq();
+        let stack = s.end_ref(chan).stack;
+        let q = stack.rxq();
         let mut done = h.now();
-        if packets > 1 && h.sock_train_max() > 1 && s.ends[&chan].stack.service() == Service::Ud {
+        if packets > 1 && h.sock_train_max() > 1 && stack.service() == Service::Ud {
             // A socket train: every datagram as if it had arrived alone (the same
             // interrupt, driver, IP, TCP and delivery work, one after another), as long
             // before the train's completion as the sender posted it before the last (the
@@ -525,7 +528,7 @@ impl Transport for Tcp {
             // triggers are gathered into one ACK train and a delayed-ACK timer set once.
             let g = Tcp::geometry(s, h, chan);
             let unit = if matches!(meta.ulp, UlpKind::Ack { .. }) { g.hdr } else { g.mss + g.hdr };
-            s.ack_train = Some(AckTrain { chan, qp: s.ends[&chan].qp, hdr: g.hdr, acks: 0, meta, t: 0, first_ack: 0, first_t: 0, timer: None });
+            s.ack_train = Some(AckTrain { chan, qp: s.end_ref(chan).qp, hdr: g.hdr, acks: 0, meta, t: 0, first_ack: 0, first_t: 0, timer: None });
             let mut left = bytes;
             for i in 0..packets {
                 let b = if i + 1 == packets { left } else { unit.min(left) };
@@ -546,7 +549,7 @@ impl Transport for Tcp {
             }
             let mut b = s.ack_train.take().expect("set above");
             b.flush(h);
-            if let Some((at, seq)) = b.timer.filter(|&(_, seq)| s.ends[&chan].delack_seq == seq) {
+            if let Some((at, seq)) = b.timer.filter(|&(_, seq)| s.end_ref(chan).delack_seq == seq) {
                 h.schedule(at, UlpId::Sock, UlpEv::Timer { chan, seq });
             }
         } else {
@@ -565,8 +568,14 @@ impl Transport for Tcp {
             return;
         }
         let segs = end.unacked_segs;
-        let core = irq_core(h);
+        let core = s.k.irq_core;
         h.on_cpu(core, h.now(), |h, t| Tcp::send_ack(s, h, chan, segs, t));
+    }
+
+    /// Works out the connection's segment geometry.
+    fn start<H: UlpHost>(s: &mut Sockets, h: &mut H, chan: u32) {
+        let g = Tcp::work_out_geometry(s, h, chan);
+        s.end_mut(chan).tcp_geometry = Some(g);
     }
 
     /// Linux: a read that drains the socket after a pushed runt acknowledges at once unless
