@@ -13,7 +13,7 @@
 //!   aggregate) at once, otherwise after the delayed-ACK timer; data going back carries
 //!   the acknowledgement. Acknowledgements cost their receiver driver and TCP work.
 
-use super::{stack, SockKind, Sockets, Transport, TxCosts};
+use super::{stack, SockEnd, SockKind, Sockets, Transport, TxCosts};
 use crate::transport::packet::{MsgMeta, Service, UlpKind};
 use crate::ulp::stack_spec::ns;
 use crate::ulp::{UlpEv, UlpHost, UlpId};
@@ -229,38 +229,62 @@ impl Tcp {
         })
     }
 
+    /// The length of the next segment the window and Nagle's rule let `end` hand the
+    /// driver; 0 when none.
+    #[inline]
+    fn next_segment(end: &SockEnd, g: &Geometry) -> u64 {
+        let avail = end.app_bytes - end.snd_nxt;
+        let room = g.window.saturating_sub(end.snd_nxt - end.snd_una);
+        if avail == 0 || room == 0 {
+            return 0;
+        }
+        let len = avail.min(g.seg_max).min(room);
+        // Wait for room for a full segment rather than send a runt (silly-window
+        // avoidance), and hold a runt while an earlier runt is unacknowledged (Nagle's
+        // rule in Minshall's form, as Linux has it).
+        if len < g.mss && (len < avail || end.snd_sml > end.snd_una) {
+            return 0;
+        }
+        // With segmentation offload, Linux defers a request smaller than the largest
+        // while data is in flight and more may come (tcp_tso_should_defer): the next ACK
+        // or write lets it grow. (Only while more than a segment is unacknowledged, so an
+        // ACK is sure to come rather than a delayed one; and only a request of more than
+        // one packet: tcp_write_xmit applies tcp_tso_should_defer when tso_segs > 1, a
+        // one-packet tail passes Nagle's test alone.)
+        if g.seg_max > g.mss && len > g.mss && len < g.seg_max && end.snd_nxt - end.snd_una > g.mss {
+            return 0;
+        }
+        len
+    }
+
     /// Hands the driver every segment the window and Nagle's rule allow, on the current
     /// core from `t`; returns when that core is done.
-    fn push<H: UlpHost>(s: &mut Sockets, h: &mut H, chan: u32, mut t: Time) -> Time {
+    #[inline]
+    fn push<H: UlpHost>(s: &mut Sockets, h: &mut H, chan: u32, t: Time) -> Time {
+        // Mostly there is nothing to send (an ACK or a write while the window is full or a
+        // runt is held): checked before the train is set up.
+        let end = s.end_ref(chan);
+        if Tcp::next_segment(end, end.tcp_geometry.as_ref().expect("worked out at start")) == 0 {
+            return t;
+        }
+        Tcp::push_segments(s, h, chan, t)
+    }
+
+    /// [`Tcp::push`] when there is at least one segment to send.
+    #[inline(never)]
+    fn push_segments<H: UlpHost>(s: &mut Sockets, h: &mut H, chan: u32, mut t: Time) -> Time {
         let g = Tcp::geometry(s, h, chan);
-        let window = g.window;
         let end = s.end_ref(chan);
         let mut train = TxTrain::new(h, g, end.qp, end.stack.service());
         let qp = end.qp;
         loop {
             let end = s.end_mut(chan);
+            let len = Tcp::next_segment(end, &g);
+            if len == 0 {
+                break;
+            }
             let avail = end.app_bytes - end.snd_nxt;
-            let room = window.saturating_sub(end.snd_nxt - end.snd_una);
-            if avail == 0 || room == 0 {
-                break;
-            }
-            let len = avail.min(g.seg_max).min(room);
             let flight = end.snd_nxt - end.snd_una;
-            // Wait for room for a full segment rather than send a runt (silly-window
-            // avoidance), and hold a runt while an earlier runt is unacknowledged (Nagle's
-            // rule in Minshall's form, as Linux has it).
-            if len < g.mss && (len < avail || end.snd_sml > end.snd_una) {
-                break;
-            }
-            // With segmentation offload, Linux defers a request smaller than the largest
-            // while data is in flight and more may come (tcp_tso_should_defer): the next ACK
-            // or write lets it grow. (Only while more than a segment is unacknowledged, so an
-            // ACK is sure to come rather than a delayed one; and only a request of more than
-            // one packet: tcp_write_xmit applies tcp_tso_should_defer when tso_segs > 1, a
-            // one-packet tail passes Nagle's test alone.)
-            if g.seg_max > g.mss && len > g.mss && len < g.seg_max && end.snd_nxt - end.snd_una > g.mss {
-                break;
-            }
             if len < g.mss {
                 end.snd_sml = end.snd_nxt + len;
             }
