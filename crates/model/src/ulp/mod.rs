@@ -55,8 +55,10 @@ pub enum UlpEv {
     Done { meta: MsgMeta },
     /// A completion freed a slot of queue pair `qp`'s send queue (channel `chan`).
     SqFree { chan: u32, qp: u32 },
-    /// A timer the protocol set on channel `chan`; `seq` lets it void stale ones.
-    Timer { chan: u32, seq: u64 },
+    /// A timer the protocol set on channel `chan`; `seq` lets it void stale ones. `chain`:
+    /// the one queued timer of a chain of which only the latest set can fire (TCP's
+    /// delayed ACK: see `Tcp::set_delack`).
+    Timer { chan: u32, seq: u64, chain: bool },
     /// The host's poll loop of receive queue `queue` may have ended (`seq`: arrivals then).
     PollEnd { queue: u8, seq: u64 },
 }

@@ -237,6 +237,12 @@ pub struct SockEnd {
     pub(crate) sinks: VecDeque<u64>,
     /// Last time this end sent or received anything (SDP idle detection).
     pub(crate) last_active: Time,
+    /// TCP delayed-ACK timers in a chain (see `Tcp::set_delack`): when the chain's timer in
+    /// the queue fires, if one is; the timer set since that is not queued yet (when, seq);
+    /// the latest time any timer was set for.
+    delack_armed: Option<Time>,
+    delack_want: Option<(Time, u64)>,
+    delack_tail: Time,
     /// TCP: the segment geometry, worked out at start.
     tcp_geometry: Option<tcp::Geometry>,
     /// The costs of the last delivery to the application (see [`Sockets::deliver_bytes`]).
@@ -374,6 +380,9 @@ impl SockEnd {
             recv_msgs: 0,
             sinks: VecDeque::new(),
             last_active: 0,
+            delack_armed: None,
+            delack_want: None,
+            delack_tail: 0,
             tcp_geometry: None,
             rx_costs: None,
             tx_costs: None,
@@ -418,6 +427,9 @@ pub struct Sockets {
     ack_train: Option<tcp::AckTrain>,
     /// The stack's costs, set at start.
     k: Costs,
+    /// Delayed-ACK timers are queued one per connection at a time (`Tcp::set_delack`);
+    /// off: every timer set is queued (as before the chain, for tests).
+    pub delack_queued_all: bool,
 }
 
 /// A socket transport: what a stack does when the application sends, when its
@@ -688,9 +700,14 @@ impl Ulp for Sockets {
                 SockKind::Sdp => sdp::Sdp::done(self, h, meta),
                 SockKind::IpoibUd | SockKind::IpoibRc | SockKind::Eth => tcp::Tcp::done(self, h, meta),
             },
-            UlpEv::Timer { chan, seq } => match self.end_mut(chan).stack.kind {
+            UlpEv::Timer { chan, seq, chain } => match self.end_mut(chan).stack.kind {
                 SockKind::Sdp => sdp::Sdp::timer(self, h, chan, seq),
-                SockKind::IpoibUd | SockKind::IpoibRc | SockKind::Eth => tcp::Tcp::timer(self, h, chan, seq),
+                SockKind::IpoibUd | SockKind::IpoibRc | SockKind::Eth => {
+                    if chain {
+                        tcp::Tcp::delack_fired(self, h, chan);
+                    }
+                    tcp::Tcp::timer(self, h, chan, seq)
+                }
             },
             // Only TCP's LRO waits for the end of a poll.
             UlpEv::PollEnd { queue, seq } => tcp::Tcp::poll_end(self, h, queue as usize, seq),

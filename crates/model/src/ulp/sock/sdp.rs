@@ -191,7 +191,7 @@ impl Sdp {
 
     /// The application's blocked send() resumes at `t`: start the next queued send then.
     fn kick_at<H: UlpHost>(h: &mut H, chan: u32, t: Time) {
-        h.schedule(t, UlpId::Sock, UlpEv::Timer { chan, seq: 0 });
+        h.schedule(t, UlpId::Sock, UlpEv::Timer { chan, seq: 0, chain: false });
     }
 }
 

@@ -358,6 +358,60 @@ impl Tcp {
         h.post(qp, Op::Send, g.hdr, meta, t)
     }
 
+    /// Sets `chan`'s delayed-ACK timer for `at` with the end's acknowledgement state `seq`.
+    ///
+    /// A timer does something only if no acknowledgement left the end between its setting
+    /// and its firing (`seq` still current): of the timers set, only the one set last can
+    /// (an older `seq` is void once a newer one is set; of timers of one `seq` only the
+    /// first to fire can, as it acknowledges and voids the rest). In a stream nearly all are
+    /// void: the next segment's ACK comes long before the 40 ms. So a connection keeps one
+    /// timer in the queue at a time: a timer set while its queued one fires no later is
+    /// kept aside (only the latest of those, or the first of one `seq`) and queued when the
+    /// queued one fires; one set to fire earlier than the queued one is queued at once.
+    /// Every timer that can fire thus fires at its time with its `seq`, and the chain also
+    /// fires at the latest time any timer was set for (a run's last event, which its
+    /// records' CPU shares are averaged over, does not move). What changes is the event
+    /// count, and the place in the queue among events of the very same picosecond of a
+    /// timer queued when its predecessor fired rather than when it was set.
+    fn set_delack<H: UlpHost>(s: &mut Sockets, h: &mut H, chan: u32, at: Time, seq: u64) {
+        if s.delack_queued_all {
+            h.schedule(at, UlpId::Sock, UlpEv::Timer { chan, seq, chain: false });
+            return;
+        }
+        let end = s.end_mut(chan);
+        end.delack_tail = end.delack_tail.max(at);
+        match end.delack_armed {
+            None => {
+                end.delack_armed = Some(at);
+                h.schedule(at, UlpId::Sock, UlpEv::Timer { chan, seq, chain: true });
+            }
+            Some(armed) if at < armed => h.schedule(at, UlpId::Sock, UlpEv::Timer { chan, seq, chain: false }),
+            Some(_) => {
+                // Kept aside unless a timer of the same `seq` set before fires no later.
+                if end.delack_want.is_none_or(|(w_at, w_seq)| w_seq != seq || w_at > at) {
+                    end.delack_want = Some((at, seq));
+                }
+            }
+        }
+    }
+
+    /// The queued timer of `chan`'s chain fires: queue the timer kept aside, or, if none,
+    /// one at the latest time any was set for (it can no longer fire: `seq` `u64::MAX`).
+    pub(super) fn delack_fired<H: UlpHost>(s: &mut Sockets, h: &mut H, chan: u32) {
+        let now = h.now();
+        let end = s.end_mut(chan);
+        end.delack_armed = None;
+        let next = match end.delack_want.take() {
+            Some(w) => Some(w),
+            None if end.delack_tail > now => Some((end.delack_tail, u64::MAX)),
+            None => None,
+        };
+        if let Some((at, seq)) = next {
+            end.delack_armed = Some(at);
+            h.schedule(at, UlpId::Sock, UlpEv::Timer { chan, seq, chain: true });
+        }
+    }
+
     /// The poll loop of queue `q` may have found it empty: flush LRO aggregates if nothing
     /// arrived since the poll that scheduled this check.
     pub(super) fn poll_end<H: UlpHost>(s: &mut Sockets, h: &mut H, q: usize, seq: u64) {
@@ -437,7 +491,7 @@ impl Tcp {
                         b.timer = Some((at, seq));
                     }
                 }
-                None => h.schedule(at, UlpId::Sock, UlpEv::Timer { chan, seq }),
+                None => Tcp::set_delack(s, h, chan, at, seq),
             }
         }
         t
@@ -574,7 +628,7 @@ impl Transport for Tcp {
             let mut b = s.ack_train.take().expect("set above");
             b.flush(h);
             if let Some((at, seq)) = b.timer.filter(|&(_, seq)| s.end_ref(chan).delack_seq == seq) {
-                h.schedule(at, UlpId::Sock, UlpEv::Timer { chan, seq });
+                Tcp::set_delack(s, h, chan, at, seq);
             }
         } else {
             done = Tcp::arrival_one(s, h, meta, packets, bytes, h.now());
@@ -585,7 +639,8 @@ impl Transport for Tcp {
         }
     }
 
-    /// The delayed-ACK timer of `chan` fired.
+    /// The delayed-ACK timer of `chan` fired. (A timer whose `seq` is no longer the end's
+    /// `delack_seq`, or that finds nothing unacknowledged, does nothing.)
     fn timer<H: UlpHost>(s: &mut Sockets, h: &mut H, chan: u32, seq: u64) {
         let end = s.end_mut(chan);
         if end.delack_seq != seq || end.unacked_segs == 0 {
