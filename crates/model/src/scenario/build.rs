@@ -290,6 +290,53 @@ mod tests {
         assert_eq!(checked, 14);
     }
 
+    /// [`run`] with every delayed-ACK timer queued when it is set (`Sockets::delack_queued_all`)
+    /// instead of one per connection at a time.
+    fn run_delack_queued_all(s: &Scenario, spec: &PatternSpec) -> Point {
+        s.validate(spec).expect("valid");
+        let mut f = build_with(s, spec, WanHops::Inline);
+        for &id in &f.nodes {
+            f.sim.get_mut::<crate::node::Node>(id).expect("node").ulps.sock.delack_queued_all = true;
+        }
+        let stats = f.sim.run_bounded(Time::MAX, s.max_events);
+        reduce(s, spec, &f, stats).expect("point")
+    }
+
+    #[test]
+    fn socket_points_are_the_same_with_delayed_ack_timers_chained_in_fewer_events() {
+        use crate::ulp::sock::{SockKind, SockStack};
+        let p = Arc::new(Profile::load("r805-connectx-ddr").expect("profile"));
+        // A stack that acknowledges only on its delayed-ACK timer (every 64th segment at
+        // once, after 30 us otherwise): timers that fire, some of them queued by the chain.
+        let mut lazy = (*p).clone();
+        let st = lazy.stack.as_mut().expect("[stack]");
+        (st.ack_every_packets, st.delack_us) = (64, 30.0);
+        let lazy = Arc::new(lazy);
+        let base = Scenario::new(p.clone(), Service::Rc, Ports::One, 1);
+        let sock = |stack: SockStack, procs| Scenario { sock: Some(stack), procs_per_node: procs, ..base.clone() };
+        let ud_lro = SockStack { lro: Some(true), ..SockStack::ipoib_ud() };
+        let cases = [
+            (sock(SockStack::ipoib_ud(), 8), PatternKind::Bandwidth, 4096, 16),
+            (sock(ud_lro, 8), PatternKind::Bandwidth, 65536, 8),
+            (sock(SockStack::new(SockKind::IpoibRc), 2), PatternKind::BiBandwidth, 1 << 16, 8),
+            (sock(SockStack::new(SockKind::Eth), 1), PatternKind::Latency, 100, 1),
+            (sock(SockStack::ipoib_ud(), 1), PatternKind::Latency, 1 << 17, 1),
+            (Scenario { profile: lazy.clone(), ..sock(SockStack::new(SockKind::IpoibRc), 1) }, PatternKind::Bandwidth, 1 << 16, 8),
+            (Scenario { profile: lazy.clone(), ..sock(SockStack::ipoib_ud(), 4) }, PatternKind::Bandwidth, 1 << 14, 8),
+            (Scenario { profile: lazy, ..sock(SockStack::ipoib_ud(), 1) }, PatternKind::Latency, 1 << 15, 1),
+        ];
+        let mut fewer = 0;
+        for (s, kind, size, window) in cases {
+            let spec = PatternSpec { kind, op: Op::Send, size, window, warmup: 1, iterations: 4 };
+            let (chained, all) = (run(&s, &spec, WanHops::Inline), run_delack_queued_all(&s, &spec));
+            let what = format!("{kind:?} {size} bytes, {:?}, {} streams, ack every {}", s.sock, s.procs_per_node, s.profile.stack.as_ref().expect("[stack]").ack_every_packets);
+            assert_eq!(figures(&chained), figures(&all), "{what}");
+            assert!(chained.events <= all.events, "{what}: {} events chained against {} queued", chained.events, all.events);
+            fewer += usize::from(chained.events < all.events);
+        }
+        assert!(fewer >= 5, "the chain saved events in {fewer} cases only");
+    }
+
     #[test]
     fn lan_points_are_the_same_with_packets_forwarded_as_they_are_sent_in_fewer_events() {
         use crate::ulp::sock::{SockKind, SockStack};
