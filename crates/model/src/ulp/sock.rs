@@ -10,6 +10,7 @@
 //! stack then does its per-packet (or per-aggregate) work there, and the application, on
 //! its own core, is woken, makes its system call and copies the data out.
 
+mod delack;
 mod sdp;
 mod tcp;
 
@@ -237,12 +238,8 @@ pub struct SockEnd {
     pub(crate) sinks: VecDeque<u64>,
     /// Last time this end sent or received anything (SDP idle detection).
     pub(crate) last_active: Time,
-    /// TCP delayed-ACK timers in a chain (see `Tcp::set_delack`): when the chain's timer in
-    /// the queue fires, if one is; the timer set since that is not queued yet (when, seq);
-    /// the latest time any timer was set for.
-    delack_armed: Option<Time>,
-    delack_want: Option<(Time, u64)>,
-    delack_tail: Time,
+    /// TCP: the delayed-ACK timers, queued as a chain ([`delack`]).
+    delack: delack::DelackChain,
     /// TCP: the segment geometry, worked out at start.
     tcp_geometry: Option<tcp::Geometry>,
     /// The costs of the last delivery to the application (see [`Sockets::deliver_bytes`]).
@@ -380,9 +377,7 @@ impl SockEnd {
             recv_msgs: 0,
             sinks: VecDeque::new(),
             last_active: 0,
-            delack_armed: None,
-            delack_want: None,
-            delack_tail: 0,
+            delack: delack::DelackChain::default(),
             tcp_geometry: None,
             rx_costs: None,
             tx_costs: None,
@@ -427,8 +422,8 @@ pub struct Sockets {
     ack_train: Option<tcp::AckTrain>,
     /// The stack's costs, set at start.
     k: Costs,
-    /// Delayed-ACK timers are queued one per connection at a time (`Tcp::set_delack`);
-    /// off: every timer set is queued (as before the chain, for tests).
+    /// Every delayed-ACK timer set is queued (as before the chain, for tests); off (the
+    /// default): one per connection end at a time ([`delack`]).
     pub delack_queued_all: bool,
 }
 

@@ -13,6 +13,7 @@
 //!   aggregate) at once, otherwise after the delayed-ACK timer; data going back carries
 //!   the acknowledgement. Acknowledgements cost their receiver driver and TCP work.
 
+use super::delack::Queued;
 use super::{stack, SockEnd, SockKind, Sockets, Transport, TxCosts};
 use crate::transport::packet::{MsgMeta, Service, UlpKind};
 use crate::ulp::stack_spec::ns;
@@ -358,57 +359,20 @@ impl Tcp {
         h.post(qp, Op::Send, g.hdr, meta, t)
     }
 
-    /// Sets `chan`'s delayed-ACK timer for `at` with the end's acknowledgement state `seq`.
-    ///
-    /// A timer does something only if no acknowledgement left the end between its setting
-    /// and its firing (`seq` still current): of the timers set, only the one set last can
-    /// (an older `seq` is void once a newer one is set; of timers of one `seq` only the
-    /// first to fire can, as it acknowledges and voids the rest). In a stream nearly all are
-    /// void: the next segment's ACK comes long before the 40 ms. So a connection keeps one
-    /// timer in the queue at a time: a timer set while its queued one fires no later is
-    /// kept aside (only the latest of those, or the first of one `seq`) and queued when the
-    /// queued one fires; one set to fire earlier than the queued one is queued at once.
-    /// Every timer that can fire thus fires at its time with its `seq`, and the chain also
-    /// fires at the latest time any timer was set for (a run's last event, which its
-    /// records' CPU shares are averaged over, does not move). What changes is the event
-    /// count, and the place in the queue among events of the very same picosecond of a
-    /// timer queued when its predecessor fired rather than when it was set.
+    /// Sets `chan`'s delayed-ACK timer for `at` with the end's acknowledgement state `seq`:
+    /// queued as the end's chain has it ([`super::delack`]), or at once with
+    /// `Sockets::delack_queued_all`.
     fn set_delack<H: UlpHost>(s: &mut Sockets, h: &mut H, chan: u32, at: Time, seq: u64) {
-        if s.delack_queued_all {
-            h.schedule(at, UlpId::Sock, UlpEv::Timer { chan, seq, chain: false });
-            return;
-        }
-        let end = s.end_mut(chan);
-        end.delack_tail = end.delack_tail.max(at);
-        match end.delack_armed {
-            None => {
-                end.delack_armed = Some(at);
-                h.schedule(at, UlpId::Sock, UlpEv::Timer { chan, seq, chain: true });
-            }
-            Some(armed) if at < armed => h.schedule(at, UlpId::Sock, UlpEv::Timer { chan, seq, chain: false }),
-            Some(_) => {
-                // Kept aside unless a timer of the same `seq` set before fires no later.
-                if end.delack_want.is_none_or(|(w_at, w_seq)| w_seq != seq || w_at > at) {
-                    end.delack_want = Some((at, seq));
-                }
-            }
+        let q = if s.delack_queued_all { Some(Queued { at, seq, chain: false }) } else { s.end_mut(chan).delack.set(at, seq) };
+        if let Some(Queued { at, seq, chain }) = q {
+            h.schedule(at, UlpId::Sock, UlpEv::Timer { chan, seq, chain });
         }
     }
 
-    /// The queued timer of `chan`'s chain fires: queue the timer kept aside, or, if none,
-    /// one at the latest time any was set for (it can no longer fire: `seq` `u64::MAX`).
+    /// The queued timer of `chan`'s chain fires: queue its next.
     pub(super) fn delack_fired<H: UlpHost>(s: &mut Sockets, h: &mut H, chan: u32) {
-        let now = h.now();
-        let end = s.end_mut(chan);
-        end.delack_armed = None;
-        let next = match end.delack_want.take() {
-            Some(w) => Some(w),
-            None if end.delack_tail > now => Some((end.delack_tail, u64::MAX)),
-            None => None,
-        };
-        if let Some((at, seq)) = next {
-            end.delack_armed = Some(at);
-            h.schedule(at, UlpId::Sock, UlpEv::Timer { chan, seq, chain: true });
+        if let Some(Queued { at, seq, chain }) = s.end_mut(chan).delack.fired(h.now()) {
+            h.schedule(at, UlpId::Sock, UlpEv::Timer { chan, seq, chain });
         }
     }
 
