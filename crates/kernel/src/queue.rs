@@ -48,6 +48,9 @@ const BUCKETS: usize = LEVELS * FANOUT;
 const WORDS: usize = BUCKETS / 64;
 const _: () = assert!(FANOUT.is_multiple_of(64) && WORDS <= 32);
 
+/// Most events of one bucket [`EventQueue::none_by`] looks at before it answers false.
+const QUIET_WALK: usize = 8;
+
 /// At most this many events pending at once (node indices are `u32`).
 const MAX_SLOTS: usize = u32::MAX as usize - BUCKETS;
 
@@ -490,6 +493,42 @@ impl<E, const SEQS: bool> EventQueue<E, SEQS> {
             return Some((self.cur & !(FANOUT as Time - 1)) | b as Time);
         }
         self.nodes_of(b).iter().map(|&n| self.node(n).time).min()
+    }
+
+    /// True when no pending event fires at or before `t`. Exact but conservative where it
+    /// would have to walk a long list: it may answer false for a quiet window when the lowest
+    /// bucket is not at level 0 and holds more than a few events, never true for a busy one.
+    #[inline]
+    pub fn none_by(&self, t: Time) -> bool {
+        let b = self.low;
+        if b >= BUCKETS {
+            return true;
+        }
+        let k = b / FANOUT;
+        let shift = k as u32 * DIGIT_BITS;
+        // Every time in bucket `b` has `cur`'s digits above `k` and digit `k` = `b % FANOUT`.
+        let above = shift + DIGIT_BITS;
+        let high = if above >= Time::BITS { 0 } else { self.cur >> above << above };
+        let lowest = high | ((b % FANOUT) as Time) << shift;
+        if lowest > t {
+            return true;
+        }
+        if k == 0 {
+            return false;
+        }
+        // The bucket's events, a few at most: any at or before `t`?
+        let tail = self.tail(b);
+        let mut n = b as u32;
+        for _ in 0..QUIET_WALK {
+            n = self.node(n).next;
+            if self.node(n).time <= t {
+                return false;
+            }
+            if n == tail {
+                return true;
+            }
+        }
+        false
     }
 
     /// Number of pending events.

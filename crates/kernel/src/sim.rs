@@ -49,6 +49,13 @@ impl<M> Ctx<'_, M> {
         self.send(me, delay, msg);
     }
 
+    /// True when no pending event (none scheduled so far, this handler's included) fires at
+    /// or before `t`; may answer false for a quiet window (see [`EventQueue::none_by`]).
+    #[inline]
+    pub fn none_pending_by(&self, t: Time) -> bool {
+        self.queue.none_by(t)
+    }
+
     /// Ends the run after this handler returns.
     pub fn stop(&mut self) {
         *self.stop = true;
