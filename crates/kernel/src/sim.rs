@@ -17,6 +17,8 @@ pub trait Component<M>: Any {
 /// What a component may do while handling a message: read the clock, schedule messages.
 pub struct Ctx<'a, M> {
     now: Time,
+    /// The run's horizon: no event later than this is handled ([`Simulation::run_until`]).
+    until: Time,
     me: ComponentId,
     queue: &'a mut EventQueue<M, false>,
     stop: &'a mut bool,
@@ -49,11 +51,18 @@ impl<M> Ctx<'_, M> {
         self.send(me, delay, msg);
     }
 
-    /// True when no pending event (none scheduled so far, this handler's included) fires at
-    /// or before `t`; may answer false for a quiet window (see [`EventQueue::none_by`]).
+    /// Moves this handler's clock on to `t` when no pending event fires at or before `t`
+    /// (nor is `t` beyond the run's horizon): what the handler does next is then what it
+    /// would do in an event of its own at `t`, which would be the next one taken with
+    /// nothing between (ties included). Returns whether the clock moved; it never moves
+    /// back. The run's clock follows when the handler returns.
     #[inline]
-    pub fn none_pending_by(&self, t: Time) -> bool {
-        self.queue.none_by(t)
+    pub fn advance_to(&mut self, t: Time) -> bool {
+        if t < self.now || t > self.until || !self.queue.none_by(t) {
+            return false;
+        }
+        self.now = t;
+        true
     }
 
     /// Ends the run after this handler returns.
@@ -149,8 +158,10 @@ impl<M: 'static> Simulation<M> {
             self.now = time;
             self.events += 1;
             let comp = &mut self.components[to.0 as usize];
-            let mut ctx = Ctx { now: self.now, me: to, queue: &mut self.queue, stop: &mut stop };
+            let mut ctx = Ctx { now: self.now, until, me: to, queue: &mut self.queue, stop: &mut stop };
             comp.handle(msg, &mut ctx);
+            // A handler may have moved its clock on ([`Ctx::advance_to`]).
+            self.now = ctx.now;
         }
         RunStats { events: self.events, end_time: self.now }
     }

@@ -277,14 +277,14 @@ pub struct Adapter {
     clocks: Vec<PortClock>,
     /// Sends packets to the switch (through it, where it is shared).
     switch_link: SwitchLink,
-    /// Take two steps of a work request's doorbell chain (doorbell write, doorbell, WQE
-    /// fetched) in one event where the kernel's queue shows that no other event can come
-    /// between them ([`Ctx::none_pending_by`]): the same simulation in fewer events. False:
-    /// one event per step (the reference the merged chain is tested against).
+    /// Take the next step of a work request's doorbell chain (doorbell write, doorbell,
+    /// WQE fetched) in the same event where the kernel's queue shows that its own event
+    /// would be the next one taken, nothing between ([`Ctx::advance_to`]): the same
+    /// simulation in fewer events. False: one event per step (the reference the merged
+    /// chain is tested against).
     pub merge_doorbells: bool,
-    /// Doorbell writes answered in their own event (the read booked and the WQE's arrival
-    /// scheduled there), and doorbells whose WQE joined the send queue in the doorbell's
-    /// event (BlueFlame): counters of the merges.
+    /// Doorbells taken in their write's event, and WQEs that joined the send queue in
+    /// their doorbell's event: counters of the merges.
     pub merged_doorbells: u64,
     pub merged_fetches: u64,
 }
@@ -436,21 +436,29 @@ impl Adapter {
     /// the link ahead of transfers that come first (a transfer takes one idle gap, so
     /// doorbells booked ahead every microsecond would leave no gap for a 2 KiB payload read).
     ///
-    /// The doorbell is answered in this event when no event at all is due by its arrival:
-    /// its own event would be the next one taken, with the bus as this one leaves it, so
-    /// the WQE's read is booked here as it would be there and the WQE's arrival scheduled
-    /// (see [`Adapter::merge_doorbells`]). A BlueFlame socket train, which joins the send
-    /// queue in the doorbell's event, keeps that event.
+    /// Where no event at all is due by the doorbell's arrival, its own event would be the
+    /// next one taken, with the bus as this one leaves it: the adapter takes it here, at
+    /// its arrival ([`Adapter::merge_doorbells`]).
     pub fn doorbell_write(&mut self, qp: u32, wr: Wr, bytes: u64, ctx: &mut Ctx<'_, Ev>) {
         let arrive = self.bus.mmio_write(ctx.now(), bytes);
-        if self.merge_doorbells && ctx.none_pending_by(arrive) {
-            if let Fetch::At(t) = self.fetch(&wr, arrive) {
-                self.merged_doorbells += 1;
-                ctx.send_at(ctx.me(), t, Ev::WqeFetched { qp, wr });
-                return;
-            }
+        if self.merge_doorbells && self.advance(arrive, ctx) {
+            self.merged_doorbells += 1;
+            self.doorbell(qp, wr, ctx);
+        } else {
+            ctx.send_at(ctx.me(), arrive, Ev::Doorbell { qp, wr });
         }
-        ctx.send_at(ctx.me(), arrive, Ev::Doorbell { qp, wr });
+    }
+
+    /// Moves the handler's clock on to `t` when no event is due by then (see
+    /// [`Ctx::advance_to`]), and catches up the adapter as an event at `t` would first
+    /// (the node's other catch-up, the host memory's, only forgets what ended).
+    fn advance(&mut self, t: Time, ctx: &mut Ctx<'_, Ev>) -> bool {
+        if !ctx.advance_to(t) {
+            return false;
+        }
+        self.stalls_before(t);
+        self.bus.advance(t);
+        true
     }
 
     /// Posts the work requests carrying `m`, starting on the CPU at `t`; returns when the CPU is done.
@@ -1008,14 +1016,13 @@ impl Adapter {
     }
 
     /// A doorbell for `wr` on `qp` reached the adapter: fetch the work request (with
-    /// BlueFlame it came with the doorbell). A WQE that came with its doorbell joins the
-    /// send queue in this event when no other event is due now: its own event would be
-    /// the next one taken, with nothing between (see [`Adapter::merge_doorbells`]).
+    /// BlueFlame it came with the doorbell). The WQE joins the send queue in this event
+    /// when no other event is due by its arrival: its own event would be the next one
+    /// taken, with nothing between (see [`Adapter::merge_doorbells`]).
     pub fn doorbell(&mut self, qp: u32, wr: Wr, ctx: &mut Ctx<'_, Ev>) {
-        let now = ctx.now();
-        match self.fetch(&wr, now) {
+        match self.fetch(&wr, ctx.now()) {
             Fetch::WithDoorbell => self.wqe_fetched(qp, wr, ctx),
-            Fetch::At(t) if t == now && self.merge_doorbells && ctx.none_pending_by(now) => {
+            Fetch::At(t) if self.merge_doorbells && self.advance(t, ctx) => {
                 self.merged_fetches += 1;
                 self.wqe_fetched(qp, wr, ctx);
             }
