@@ -751,6 +751,39 @@ mod tests {
     }
 
     #[test]
+    fn none_by_never_calls_a_busy_window_quiet_and_sees_every_quiet_one_of_few_events() {
+        // A hold loop of a varying population, asking at every step about windows ending
+        // before, at and after the earliest pending time, and far ahead.
+        let mut q = EventQueue::new();
+        let mut reference: BTreeMap<(Time, u64), u32> = BTreeMap::new();
+        let mut rng = crate::Rng::new(11);
+        let (mut quiet, mut busy) = (0, 0);
+        for i in 0..100_000u32 {
+            let pending = reference.len();
+            if pending == 0 || (rng.below(3) > 0 && pending < 2 + (i as usize / 7000) % 40) {
+                let now = reference.first_key_value().map_or(0, |(&(t, _), _)| t);
+                let base = q.cur.max(now.saturating_sub(1));
+                let t = base + match rng.below(4) { 0 => 0, 1 => rng.below(300), 2 => rng.below(1 << 20), _ => rng.below(1 << 36) };
+                reference.insert((t, q.push(t, i)), i);
+            } else {
+                let s = q.pop().unwrap();
+                assert_eq!(Some(((s.time, s.seq), s.event)), reference.pop_first());
+            }
+            let min = reference.first_key_value().map(|(&(t, _), _)| t);
+            for t in [min.map_or(0, |m| m.saturating_sub(1)), min.unwrap_or(0), min.map_or(5, |m| m + rng.below(1 << 30)), Time::MAX] {
+                let truth = min.is_none_or(|m| m > t);
+                let got = q.none_by(t);
+                assert!(!got || truth, "step {i}: window to {t} called quiet with an event at {min:?}");
+                if reference.len() <= QUIET_WALK {
+                    assert_eq!(got, truth, "step {i}: window to {t}, earliest {min:?}, {} pending", reference.len());
+                }
+                if truth { quiet += 1 } else { busy += 1 }
+            }
+        }
+        assert!(quiet > 10_000 && busy > 10_000, "both answers exercised: {quiet} quiet, {busy} busy");
+    }
+
+    #[test]
     fn pop_until_leaves_later_events_untouched() {
         let mut q = EventQueue::new();
         q.push(10, 'a');

@@ -192,6 +192,52 @@ mod tests {
         }
     }
 
+    /// Handles `n`: at 0 schedules 1 at 100 and 2 at 50; at 2 tries to move its clock to
+    /// 100 (refused: 1 is due then) and to 40 (refused: the past); at 1 moves it to 300
+    /// (nothing due) and schedules 3 at 300, then tries 500 (refused: 3 is due).
+    struct Skipper {
+        seen: Vec<(Time, u32, bool)>,
+    }
+    impl Component<u32> for Skipper {
+        fn handle(&mut self, n: u32, ctx: &mut Ctx<'_, u32>) {
+            match n {
+                0 => {
+                    ctx.schedule_self(100, 1);
+                    ctx.schedule_self(50, 2);
+                }
+                2 => {
+                    let moved = ctx.advance_to(100) || ctx.advance_to(40);
+                    self.seen.push((ctx.now(), n, moved));
+                }
+                1 => {
+                    let moved = ctx.advance_to(300);
+                    self.seen.push((ctx.now(), n, moved));
+                    ctx.send_at(ctx.me(), 300, 3);
+                    let moved = ctx.advance_to(500);
+                    self.seen.push((ctx.now(), n, moved));
+                }
+                _ => self.seen.push((ctx.now(), n, false)),
+            }
+        }
+    }
+
+    #[test]
+    fn a_handler_moves_its_clock_on_only_through_a_quiet_window_and_the_run_follows() {
+        let mut sim = Simulation::new();
+        let a = sim.add(Skipper { seen: vec![] });
+        sim.schedule(a, 0, 0);
+        let st = sim.run();
+        assert_eq!(sim.get::<Skipper>(a).unwrap().seen, vec![(50, 2, false), (300, 1, true), (300, 1, false), (300, 3, false)]);
+        assert_eq!((st.events, st.end_time), (4, 300));
+        // Not beyond the run's horizon.
+        let mut sim = Simulation::new();
+        let a = sim.add(Skipper { seen: vec![] });
+        sim.schedule(a, 0, 0);
+        let st = sim.run_until(200);
+        assert_eq!(sim.get::<Skipper>(a).unwrap().seen, vec![(50, 2, false), (100, 1, false), (100, 1, false)]);
+        assert_eq!(st.end_time, 100);
+    }
+
     #[test]
     fn ping_pong_times() {
         let mut sim = Simulation::new();
