@@ -48,6 +48,9 @@ const BUCKETS: usize = LEVELS * FANOUT;
 const WORDS: usize = BUCKETS / 64;
 const _: () = assert!(FANOUT.is_multiple_of(64) && WORDS <= 32);
 
+/// Most events of one bucket [`EventQueue::none_by`] looks at before it answers false.
+const QUIET_WALK: usize = 8;
+
 /// At most this many events pending at once (node indices are `u32`).
 const MAX_SLOTS: usize = u32::MAX as usize - BUCKETS;
 
@@ -492,6 +495,42 @@ impl<E, const SEQS: bool> EventQueue<E, SEQS> {
         self.nodes_of(b).iter().map(|&n| self.node(n).time).min()
     }
 
+    /// True when no pending event fires at or before `t`. Exact but conservative where it
+    /// would have to walk a long list: it may answer false for a quiet window when the lowest
+    /// bucket is not at level 0 and holds more than a few events, never true for a busy one.
+    #[inline]
+    pub fn none_by(&self, t: Time) -> bool {
+        let b = self.low;
+        if b >= BUCKETS {
+            return true;
+        }
+        let k = b / FANOUT;
+        let shift = k as u32 * DIGIT_BITS;
+        // Every time in bucket `b` has `cur`'s digits above `k` and digit `k` = `b % FANOUT`.
+        let above = shift + DIGIT_BITS;
+        let high = if above >= Time::BITS { 0 } else { self.cur >> above << above };
+        let lowest = high | ((b % FANOUT) as Time) << shift;
+        if lowest > t {
+            return true;
+        }
+        if k == 0 {
+            return false;
+        }
+        // The bucket's events, a few at most: any at or before `t`?
+        let tail = self.tail(b);
+        let mut n = b as u32;
+        for _ in 0..QUIET_WALK {
+            n = self.node(n).next;
+            if self.node(n).time <= t {
+                return false;
+            }
+            if n == tail {
+                return true;
+            }
+        }
+        false
+    }
+
     /// Number of pending events.
     #[inline]
     pub fn len(&self) -> usize {
@@ -709,6 +748,39 @@ mod tests {
             assert_eq!(q.pop().map(|s| ((s.time, s.seq), s.event)), Some(want));
         }
         assert!(q.is_empty());
+    }
+
+    #[test]
+    fn none_by_never_calls_a_busy_window_quiet_and_sees_every_quiet_one_of_few_events() {
+        // A hold loop of a varying population, asking at every step about windows ending
+        // before, at and after the earliest pending time, and far ahead.
+        let mut q = EventQueue::new();
+        let mut reference: BTreeMap<(Time, u64), u32> = BTreeMap::new();
+        let mut rng = crate::Rng::new(11);
+        let (mut quiet, mut busy) = (0, 0);
+        for i in 0..100_000u32 {
+            let pending = reference.len();
+            if pending == 0 || (rng.below(3) > 0 && pending < 2 + (i as usize / 7000) % 40) {
+                let now = reference.first_key_value().map_or(0, |(&(t, _), _)| t);
+                let base = q.cur.max(now.saturating_sub(1));
+                let t = base + match rng.below(4) { 0 => 0, 1 => rng.below(300), 2 => rng.below(1 << 20), _ => rng.below(1 << 36) };
+                reference.insert((t, q.push(t, i)), i);
+            } else {
+                let s = q.pop().unwrap();
+                assert_eq!(Some(((s.time, s.seq), s.event)), reference.pop_first());
+            }
+            let min = reference.first_key_value().map(|(&(t, _), _)| t);
+            for t in [min.map_or(0, |m| m.saturating_sub(1)), min.unwrap_or(0), min.map_or(5, |m| m + rng.below(1 << 30)), Time::MAX] {
+                let truth = min.is_none_or(|m| m > t);
+                let got = q.none_by(t);
+                assert!(!got || truth, "step {i}: window to {t} called quiet with an event at {min:?}");
+                if reference.len() <= QUIET_WALK {
+                    assert_eq!(got, truth, "step {i}: window to {t}, earliest {min:?}, {} pending", reference.len());
+                }
+                if truth { quiet += 1 } else { busy += 1 }
+            }
+        }
+        assert!(quiet > 10_000 && busy > 10_000, "both answers exercised: {quiet} quiet, {busy} busy");
     }
 
     #[test]

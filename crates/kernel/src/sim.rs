@@ -17,6 +17,8 @@ pub trait Component<M>: Any {
 /// What a component may do while handling a message: read the clock, schedule messages.
 pub struct Ctx<'a, M> {
     now: Time,
+    /// The run's horizon: no event later than this is handled ([`Simulation::run_until`]).
+    until: Time,
     me: ComponentId,
     queue: &'a mut EventQueue<M, false>,
     stop: &'a mut bool,
@@ -47,6 +49,20 @@ impl<M> Ctx<'_, M> {
     pub fn schedule_self(&mut self, delay: Time, msg: M) {
         let me = self.me;
         self.send(me, delay, msg);
+    }
+
+    /// Moves this handler's clock on to `t` when no pending event fires at or before `t`
+    /// (nor is `t` beyond the run's horizon): what the handler does next is then what it
+    /// would do in an event of its own at `t`, which would be the next one taken with
+    /// nothing between (ties included). Returns whether the clock moved; it never moves
+    /// back. The run's clock follows when the handler returns.
+    #[inline]
+    pub fn advance_to(&mut self, t: Time) -> bool {
+        if t < self.now || t > self.until || !self.queue.none_by(t) {
+            return false;
+        }
+        self.now = t;
+        true
     }
 
     /// Ends the run after this handler returns.
@@ -142,8 +158,10 @@ impl<M: 'static> Simulation<M> {
             self.now = time;
             self.events += 1;
             let comp = &mut self.components[to.0 as usize];
-            let mut ctx = Ctx { now: self.now, me: to, queue: &mut self.queue, stop: &mut stop };
+            let mut ctx = Ctx { now: self.now, until, me: to, queue: &mut self.queue, stop: &mut stop };
             comp.handle(msg, &mut ctx);
+            // A handler may have moved its clock on ([`Ctx::advance_to`]).
+            self.now = ctx.now;
         }
         RunStats { events: self.events, end_time: self.now }
     }
@@ -172,6 +190,52 @@ mod tests {
                 ctx.send(self.peer, 7, n + 1);
             }
         }
+    }
+
+    /// Handles `n`: at 0 schedules 1 at 100 and 2 at 50; at 2 tries to move its clock to
+    /// 100 (refused: 1 is due then) and to 40 (refused: the past); at 1 moves it to 300
+    /// (nothing due) and schedules 3 at 300, then tries 500 (refused: 3 is due).
+    struct Skipper {
+        seen: Vec<(Time, u32, bool)>,
+    }
+    impl Component<u32> for Skipper {
+        fn handle(&mut self, n: u32, ctx: &mut Ctx<'_, u32>) {
+            match n {
+                0 => {
+                    ctx.schedule_self(100, 1);
+                    ctx.schedule_self(50, 2);
+                }
+                2 => {
+                    let moved = ctx.advance_to(100) || ctx.advance_to(40);
+                    self.seen.push((ctx.now(), n, moved));
+                }
+                1 => {
+                    let moved = ctx.advance_to(300);
+                    self.seen.push((ctx.now(), n, moved));
+                    ctx.send_at(ctx.me(), 300, 3);
+                    let moved = ctx.advance_to(500);
+                    self.seen.push((ctx.now(), n, moved));
+                }
+                _ => self.seen.push((ctx.now(), n, false)),
+            }
+        }
+    }
+
+    #[test]
+    fn a_handler_moves_its_clock_on_only_through_a_quiet_window_and_the_run_follows() {
+        let mut sim = Simulation::new();
+        let a = sim.add(Skipper { seen: vec![] });
+        sim.schedule(a, 0, 0);
+        let st = sim.run();
+        assert_eq!(sim.get::<Skipper>(a).unwrap().seen, vec![(50, 2, false), (300, 1, true), (300, 1, false), (300, 3, false)]);
+        assert_eq!((st.events, st.end_time), (4, 300));
+        // Not beyond the run's horizon.
+        let mut sim = Simulation::new();
+        let a = sim.add(Skipper { seen: vec![] });
+        sim.schedule(a, 0, 0);
+        let st = sim.run_until(200);
+        assert_eq!(sim.get::<Skipper>(a).unwrap().seen, vec![(50, 2, false), (100, 1, false), (100, 1, false)]);
+        assert_eq!(st.end_time, 100);
     }
 
     #[test]

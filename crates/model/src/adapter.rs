@@ -217,6 +217,15 @@ impl PortClock {
     }
 }
 
+/// When the adapter takes a work request whose doorbell has arrived ([`Adapter::fetch`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fetch {
+    /// A BlueFlame socket train: it joins the send queue in the doorbell's event.
+    WithDoorbell,
+    /// At this time: the doorbell's (BlueFlame) or when the WQE read from memory arrived.
+    At(Time),
+}
+
 /// Bytes of the control message sent after each stripe.
 pub const STRIPE_CTRL_BYTES: u64 = 16;
 
@@ -268,6 +277,16 @@ pub struct Adapter {
     clocks: Vec<PortClock>,
     /// Sends packets to the switch (through it, where it is shared).
     switch_link: SwitchLink,
+    /// Take the next step of a work request's doorbell chain (doorbell write, doorbell,
+    /// WQE fetched) in the same event where the kernel's queue shows that its own event
+    /// would be the next one taken, nothing between ([`Ctx::advance_to`]): the same
+    /// simulation in fewer events. False: one event per step (the reference the merged
+    /// chain is tested against).
+    pub merge_doorbells: bool,
+    /// Doorbells taken in their write's event, and WQEs that joined the send queue in
+    /// their doorbell's event: counters of the merges.
+    pub merged_doorbells: u64,
+    pub merged_fetches: u64,
 }
 
 impl Adapter {
@@ -313,6 +332,9 @@ impl Adapter {
             costs,
             clocks,
             switch_link: SwitchLink::new(),
+            merge_doorbells: true,
+            merged_doorbells: 0,
+            merged_fetches: 0,
         }
     }
 
@@ -413,9 +435,30 @@ impl Adapter {
     /// the write on the bus only when the CPU gets there keeps later posts from fencing off
     /// the link ahead of transfers that come first (a transfer takes one idle gap, so
     /// doorbells booked ahead every microsecond would leave no gap for a 2 KiB payload read).
+    ///
+    /// Where no event at all is due by the doorbell's arrival, its own event would be the
+    /// next one taken, with the bus as this one leaves it: the adapter takes it here, at
+    /// its arrival ([`Adapter::merge_doorbells`]).
     pub fn doorbell_write(&mut self, qp: u32, wr: Wr, bytes: u64, ctx: &mut Ctx<'_, Ev>) {
         let arrive = self.bus.mmio_write(ctx.now(), bytes);
-        ctx.send_at(ctx.me(), arrive, Ev::Doorbell { qp, wr });
+        if self.merge_doorbells && self.advance(arrive, ctx) {
+            self.merged_doorbells += 1;
+            self.doorbell(qp, wr, ctx);
+        } else {
+            ctx.send_at(ctx.me(), arrive, Ev::Doorbell { qp, wr });
+        }
+    }
+
+    /// Moves the handler's clock on to `t` when no event is due by then (see
+    /// [`Ctx::advance_to`]), and catches up the adapter as an event at `t` would first
+    /// (the node's other catch-up, the host memory's, only forgets what ended).
+    fn advance(&mut self, t: Time, ctx: &mut Ctx<'_, Ev>) -> bool {
+        if !ctx.advance_to(t) {
+            return false;
+        }
+        self.stalls_before(t);
+        self.bus.advance(t);
+        true
     }
 
     /// Posts the work requests carrying `m`, starting on the CPU at `t`; returns when the CPU is done.
@@ -944,34 +987,47 @@ impl Adapter {
             }
         }
     }
-    /// A doorbell for `wr` on `qp` reached the adapter: fetch the work request (with
-    /// BlueFlame it came with the doorbell).
-    pub fn doorbell(&mut self, qp: u32, wr: Wr, ctx: &mut Ctx<'_, Ev>) {
+    /// How the adapter takes `wr` when its doorbell arrives at `at`: with BlueFlame at once,
+    /// otherwise when the WQE (or WQE list) it reads from host memory has arrived. Books
+    /// that read on the bus.
+    fn fetch(&mut self, wr: &Wr, at: Time) -> Fetch {
         let a = &self.prof.adapter;
         let path = post_path(a, wr.op, wr.inline, wr.bytes);
-        let sock_list = wr.datagram_bytes > 0 && self.sock_chan(wr.meta.chan);
-        let fetched = if sock_list {
+        if wr.datagram_bytes > 0 && self.sock_chan(wr.meta.chan) {
             // A socket train: each datagram's WQE as if posted alone.
             let path = post_path(a, wr.op, wr.inline, wr.datagram_bytes as u64);
             if path.blueflame {
-                // The WQEs came with the doorbell: the train joins the send queue now.
-                self.wqe_fetched(qp, wr, ctx);
-                return;
+                // The WQEs came with the doorbell: the train joins the send queue with it.
+                return Fetch::WithDoorbell;
             }
             let wqes = packets_for(wr.op, wr.bytes, wr.datagram_bytes as u64);
-            self.bus.dma_read(ctx.now(), wqes * path.fetch_bytes)
+            Fetch::At(self.bus.dma_read(at, wqes * path.fetch_bytes))
         } else if wr.datagram_bytes > 0 {
             // A list of datagram WQEs behind one doorbell: all read from host memory.
             let wqes = packets_for(wr.op, wr.bytes, wr.datagram_bytes as u64);
             let bf = if a.bf_buf_bytes.is_none() { a.blueflame } else { wqes == 1 && path.blueflame };
-            if bf { ctx.now() } else { self.bus.dma_read(ctx.now(), wqes * a.wqe_bytes) }
+            Fetch::At(if bf { at } else { self.bus.dma_read(at, wqes * a.wqe_bytes) })
         } else if path.blueflame {
-            ctx.now()
+            Fetch::At(at)
         } else {
             // The WQE (with inline data, if any) is read from host memory.
-            self.bus.dma_read(ctx.now(), path.fetch_bytes)
-        };
-        ctx.send_at(ctx.me(), fetched, Ev::WqeFetched { qp, wr });
+            Fetch::At(self.bus.dma_read(at, path.fetch_bytes))
+        }
+    }
+
+    /// A doorbell for `wr` on `qp` reached the adapter: fetch the work request (with
+    /// BlueFlame it came with the doorbell). The WQE joins the send queue in this event
+    /// when no other event is due by its arrival: its own event would be the next one
+    /// taken, with nothing between (see [`Adapter::merge_doorbells`]).
+    pub fn doorbell(&mut self, qp: u32, wr: Wr, ctx: &mut Ctx<'_, Ev>) {
+        match self.fetch(&wr, ctx.now()) {
+            Fetch::WithDoorbell => self.wqe_fetched(qp, wr, ctx),
+            Fetch::At(t) if self.merge_doorbells && self.advance(t, ctx) => {
+                self.merged_fetches += 1;
+                self.wqe_fetched(qp, wr, ctx);
+            }
+            Fetch::At(t) => ctx.send_at(ctx.me(), t, Ev::WqeFetched { qp, wr }),
+        }
     }
 
     /// The adapter has fetched `wr` of `qp`: it joins the send queue.

@@ -22,9 +22,11 @@ pub enum Ev {
     /// The CPU writes the doorbell (or BlueFlame WQE) of `wr`, `bytes` long, now: the write
     /// takes the bus when the CPU gets there, not when the post was computed.
     DoorbellWrite { qp: u32, wr: Wr, bytes: u64 },
-    /// A doorbell write reached the adapter.
+    /// A doorbell write reached the adapter. Not scheduled when no event at all is due by
+    /// then: the write's event takes the doorbell itself (`Adapter::merge_doorbells`).
     Doorbell { qp: u32, wr: Wr },
-    /// The adapter has fetched the work request.
+    /// The adapter has fetched the work request. Likewise taken in the doorbell's event
+    /// when nothing is due by then (for BlueFlame: nothing else at that picosecond).
     WqeFetched { qp: u32, wr: Wr },
     /// A responder job is ready for the send engine.
     RespReady { qp: u32, job: RespJob },

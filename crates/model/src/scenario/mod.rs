@@ -184,6 +184,21 @@ impl Scenario {
         validate::validate(self, spec)
     }
 
+    /// Runs one pattern point with each node's doorbell chain merged where exact (`merge`,
+    /// as [`Scenario::run`] does) or as one event per step (see
+    /// `Adapter::merge_doorbells`); also returns how many steps the nodes merged. The
+    /// reference the merged chain is tested against.
+    pub fn run_doorbells(&self, spec: &PatternSpec, merge: bool) -> Result<(Point, u64), ModelError> {
+        self.validate(spec)?;
+        let mut fabric = build::build(self, spec);
+        for &id in &fabric.nodes {
+            fabric.sim.get_mut::<crate::node::Node>(id).expect("a node").adapter.merge_doorbells = merge;
+        }
+        let stats = fabric.sim.run_bounded(Time::MAX, self.max_events);
+        let merged = fabric.nodes.iter().map(|&id| fabric.sim.get::<crate::node::Node>(id).map_or(0, |n| n.adapter.merged_doorbells + n.adapter.merged_fetches)).sum();
+        Ok((reduce::reduce(self, spec, &fabric, stats)?, merged))
+    }
+
     /// Runs one pattern point.
     pub fn run(&self, spec: &PatternSpec) -> Result<Point, ModelError> {
         self.validate(spec)?;
