@@ -831,11 +831,13 @@ impl Adapter {
     fn acknowledge(&mut self, q: usize, psn: u64, t: Time, ctx: &mut Ctx<'_, Ev>) {
         let qp = &mut self.qps[q];
         qp.acked_psn = qp.acked_psn.max(psn + 1);
-        let mut retired = Vec::new();
-        while qp.unacked.front().is_some_and(|(last, _)| *last <= psn) {
-            retired.push(qp.unacked.pop_front().expect("checked").1.meta);
-        }
-        for meta in retired {
+        // The requests retired, oldest first (completing one reads nothing of the queue).
+        while let Some(&(last, wr)) = self.qps[q].unacked.front() {
+            if last > psn {
+                break;
+            }
+            self.qps[q].unacked.pop_front();
+            let meta = wr.meta;
             self.complete_locally(t, meta, ctx);
             // A protocol that bounds its send queue hears of the free slot when it polls.
             if let Some(c) = self.chan(meta.chan).filter(|c| c.sq_free) {
