@@ -26,12 +26,16 @@ pub struct Memory {
     booked: Vec<(Time, Time, f64)>,
     /// No copy starts before this (the node's current time), ps.
     floor: Time,
+    /// Scratch space of [`Memory::copy_end`] (kept so that a copy beside others allocates
+    /// nothing): the instants at which the booked rate changes, and the new copy's pieces.
+    edges: Vec<Time>,
+    pieces: Vec<(Time, Time, f64)>,
 }
 
 impl Memory {
     /// A memory system that sustains `mbytes_per_s` MB/s of reads plus writes.
     pub fn new(mbytes_per_s: f64) -> Self {
-        Memory { bytes_per_ps: mbytes_per_s * 1e-6, booked: Vec::new(), floor: 0 }
+        Memory { bytes_per_ps: mbytes_per_s * 1e-6, booked: Vec::new(), floor: 0, edges: Vec::new(), pieces: Vec::new() }
     }
 
     /// The node's time has reached `now`: bookings that ended before it are forgotten.
@@ -67,11 +71,14 @@ impl Memory {
             return end.max(t + cpu_ps);
         }
         // Instants at which the booked rate changes, from `t` on.
-        let mut edges: Vec<Time> = self.booked.iter().flat_map(|b| [b.0, b.1]).filter(|&e| e > t).collect();
+        let mut edges = std::mem::take(&mut self.edges);
+        edges.clear();
+        edges.extend(self.booked.iter().flat_map(|b| [b.0, b.1]).filter(|&e| e > t));
         edges.sort_unstable();
         edges.dedup();
         let (mut at, mut left) = (t, traffic);
-        let mut pieces: Vec<(Time, Time, f64)> = Vec::new();
+        let mut pieces = std::mem::take(&mut self.pieces);
+        pieces.clear();
         let mut i = 0;
         let end = loop {
             let rate = want.min((self.bytes_per_ps - self.used(at)).max(0.0));
@@ -91,7 +98,8 @@ impl Memory {
             at = n;
             i += 1;
         };
-        self.booked.extend(pieces);
+        self.booked.extend_from_slice(&pieces);
+        (self.edges, self.pieces) = (edges, pieces);
         end.max(t + cpu_ps)
     }
 }
