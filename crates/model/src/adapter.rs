@@ -248,6 +248,9 @@ pub struct Adapter {
     rr: usize,
     /// Queue pairs.
     pub qps: Vec<Qp>,
+    /// Bit `q % 64` of word `q / 64` set while queue pair `q` has work for the send engine
+    /// (send queue or responder jobs not empty): [`Adapter::pump_tx`] looks at those only.
+    work: Vec<u64>,
     /// Channel ends by channel number (a scenario numbers its channels densely from 0, so
     /// a vector indexed by number, looked up per packet without a tree search).
     chans: Vec<Option<ChanEnd>>,
@@ -318,6 +321,7 @@ impl Adapter {
             tx_inflight: 0,
             rr: 0,
             qps: Vec::new(),
+            work: Vec::new(),
             chans: Vec::new(),
             reassembly: BTreeMap::new(),
             completion_parts: BTreeMap::new(),
@@ -342,6 +346,7 @@ impl Adapter {
     pub fn add_qp(&mut self, port: u8, service: Service, remote_node: u32, remote_port: u8, remote_qp: u32) -> u32 {
         let id = self.qps.len() as u32;
         self.qps.push(Qp::new(id, port, service, remote_node, remote_port, remote_qp));
+        self.work.resize(self.qps.len().div_ceil(64), 0);
         id
     }
 
@@ -528,26 +533,59 @@ impl Adapter {
         // the pipeline. A socket channel's datagrams go as soon as one packet has room, as
         // they would packet by packet (see [`Adapter::sock_datagrams`]).
         while (self.tx_inflight as u64) < depth {
-            // Round robin from `rr`, wrapping without a division per step.
-            let mut q = self.rr.min(n);
-            let mut found = None;
-            for _ in 0..n {
-                if q == n {
-                    q = 0;
-                }
-                if self.qps[q].can_send(unacked, rd) {
-                    found = Some(q);
-                    break;
-                }
-                q += 1;
-            }
-            let Some(q) = found else { break };
+            // Round robin from `rr`: the first queue pair that can send among those with work.
+            let Some(q) = self.next_sender(self.rr.min(n), n, unacked, rd) else { break };
             if self.tx_inflight as u64 + self.train_max > depth && !self.sock_datagrams(q) {
                 break;
             }
             self.rr = if q + 1 == n { 0 } else { q + 1 };
             self.send_one(q, ctx);
+            let qp = &self.qps[q];
+            if qp.sq.is_empty() && qp.resp.is_empty() {
+                self.work[q / 64] &= !(1 << (q % 64));
+            }
         }
+    }
+
+    /// The first queue pair that can send in round-robin order from `rr` (`rr`..`n`, then
+    /// `0`..`rr`), looking only at those with work ([`Adapter::work`]): the one a scan of
+    /// every queue pair finds, since one without work cannot send.
+    #[inline]
+    fn next_sender(&self, rr: usize, n: usize, unacked: u32, rd: u32) -> Option<usize> {
+        if n <= 64 {
+            // One word (every scenario so far): those at or after `rr`, then those before.
+            let all = self.work.first().copied().unwrap_or(0);
+            let after = !0u64 << (rr % 64);
+            return [all & after, all & !after].into_iter().find_map(|bits| self.first_sender(0, bits, unacked, rd));
+        }
+        for (lo, hi) in [(rr, n), (0, rr)] {
+            for w in lo / 64..hi.div_ceil(64) {
+                let mut bits = self.work[w];
+                if w == lo / 64 {
+                    bits &= !0u64 << (lo % 64);
+                }
+                if (w + 1) * 64 > hi {
+                    bits &= (1u64 << (hi % 64)) - 1;
+                }
+                if let Some(q) = self.first_sender(w, bits, unacked, rd) {
+                    return Some(q);
+                }
+            }
+        }
+        None
+    }
+
+    /// The first queue pair that can send among those of bits `bits` of word `w`.
+    #[inline]
+    fn first_sender(&self, w: usize, mut bits: u64, unacked: u32, rd: u32) -> Option<usize> {
+        while bits != 0 {
+            let q = w * 64 + bits.trailing_zeros() as usize;
+            if self.qps[q].can_send(unacked, rd) {
+                return Some(q);
+            }
+            bits &= bits - 1;
+        }
+        None
     }
 
     /// True when QP `q` next sends a socket channel's datagrams (IPoIB-UD, Ethernet): a UD
@@ -1037,12 +1075,14 @@ impl Adapter {
         let port = self.qps[qp as usize].port as usize;
         let packets = packets_for(wr.op, wr.bytes, wr.packet_unit(self.links[port].mtu_bytes as u64));
         self.qps[qp as usize].sq.push_back(Active { wr, packets, sent: 0 });
+        self.work[qp as usize / 64] |= 1 << (qp % 64);
         self.pump_tx(ctx);
     }
 
     /// A responder job of `qp` is ready for the send engine.
     pub fn resp_ready(&mut self, qp: u32, job: RespJob, ctx: &mut Ctx<'_, Ev>) {
         self.qps[qp as usize].resp.push_back(job);
+        self.work[qp as usize / 64] |= 1 << (qp % 64);
         self.pump_tx(ctx);
     }
 
