@@ -540,10 +540,19 @@ impl Adapter {
             }
             self.rr = if q + 1 == n { 0 } else { q + 1 };
             self.send_one(q, ctx);
-            let qp = &self.qps[q];
-            if qp.sq.is_empty() && qp.resp.is_empty() {
-                self.work[q / 64] &= !(1 << (q % 64));
-            }
+            self.note_work(q);
+        }
+    }
+
+    /// Sets or clears queue pair `q`'s bit in [`Adapter::work`] after its queues changed.
+    #[inline]
+    fn note_work(&mut self, q: usize) {
+        let qp = &self.qps[q];
+        let bit = 1 << (q % 64);
+        if qp.sq.is_empty() && qp.resp.is_empty() {
+            self.work[q / 64] &= !bit;
+        } else {
+            self.work[q / 64] |= bit;
         }
     }
 
@@ -1075,14 +1084,14 @@ impl Adapter {
         let port = self.qps[qp as usize].port as usize;
         let packets = packets_for(wr.op, wr.bytes, wr.packet_unit(self.links[port].mtu_bytes as u64));
         self.qps[qp as usize].sq.push_back(Active { wr, packets, sent: 0 });
-        self.work[qp as usize / 64] |= 1 << (qp % 64);
+        self.note_work(qp as usize);
         self.pump_tx(ctx);
     }
 
     /// A responder job of `qp` is ready for the send engine.
     pub fn resp_ready(&mut self, qp: u32, job: RespJob, ctx: &mut Ctx<'_, Ev>) {
         self.qps[qp as usize].resp.push_back(job);
-        self.work[qp as usize / 64] |= 1 << (qp % 64);
+        self.note_work(qp as usize);
         self.pump_tx(ctx);
     }
 
@@ -1113,6 +1122,44 @@ impl Adapter {
 mod tests {
     use super::*;
     use interlab_kernel::Rng;
+
+    /// `next_sender` finds the queue pair a scan of every queue pair in round-robin order
+    /// finds, for any start, with queue pairs with and without work and some that have work
+    /// but cannot send (a full RC window), for one word of them and several.
+    #[test]
+    fn the_next_sender_is_the_one_a_scan_of_every_queue_pair_finds() {
+        let prof = std::sync::Arc::new(Profile::load("r805-connectx-ddr").expect("profile"));
+        let (unacked, rd) = (prof.adapter.rc_max_unacked_packets, prof.adapter.max_rd_atomic);
+        let mut rng = Rng::new(5);
+        let mut found = 0;
+        for n in [1usize, 3, 63, 64, 65, 130] {
+            for _ in 0..20 {
+                let mut a = Adapter::new(0, prof.clone(), ComponentId(1), 0, vec![prof.link.clone()]);
+                for _ in 0..n {
+                    let service = [Service::Rc, Service::Ud][rng.below(2) as usize];
+                    a.add_qp(0, service, 1, 0, 0);
+                }
+                for q in 0..n {
+                    if rng.below(3) == 0 {
+                        let meta = MsgMeta { chan: 0, tag: 0, msg_id: 0, parts: 1, bytes: 1, notify: false, ulp: UlpKind::Raw };
+                        let wr = Wr { id: 0, op: Op::Send, bytes: 1, meta, inline: false, datagram_bytes: 0 };
+                        a.qps[q].sq.push_back(Active { wr, packets: 1, sent: 0 });
+                        if rng.below(2) == 0 {
+                            // Work, but a full window (RC): it cannot send.
+                            a.qps[q].next_psn = unacked as u64;
+                        }
+                    }
+                    a.note_work(q);
+                }
+                for rr in 0..n {
+                    let scan = (0..n).map(|i| (rr + i) % n).find(|&q| a.qps[q].can_send(unacked, rd));
+                    assert_eq!(a.next_sender(rr, n, unacked, rd), scan, "{n} queue pairs from {rr}");
+                    found += usize::from(scan.is_some());
+                }
+            }
+        }
+        assert!(found > 1000, "senders found: {found}");
+    }
 
     #[test]
     fn a_train_summed_in_one_step_equals_its_packets_pushed_one_by_one() {
