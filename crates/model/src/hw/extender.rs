@@ -4,6 +4,7 @@
 //! Extender buffers are taken as large enough to keep the loop busy (their purpose).
 
 use crate::event::Ev;
+use crate::hw::memo::Memo2;
 use crate::hw::wan_spec::WanSpec;
 use interlab_kernel::{Component, ComponentId, Ctx, Time};
 
@@ -18,13 +19,17 @@ pub struct SonetDir {
     one_way_ps: Time,
     /// Packets (trains) carried.
     pub packets: u64,
+    /// The framing time of the last two sizes framed, `(bytes, ps)` (a path carries a
+    /// stream's data trains and its ACKs): the value the conversion gives, without it.
+    durations: Memo2<u64, Time>,
 }
 
 impl SonetDir {
     /// A direction of a path of `miles`.
     pub fn new(spec: &WanSpec, miles: f64) -> Self {
         let one_way_ps = (2.0 * spec.extender_latency_ns * 1e3 + miles * spec.delay_us_per_mile * 1e6).round() as Time;
-        SonetDir { free: 0, ps_per_byte: 8e3 / spec.sonet_payload_gbps, encap_bytes: spec.encap_bytes, one_way_ps, packets: 0 }
+        // `(0, 0)` holds: no bytes take no time.
+        SonetDir { free: 0, ps_per_byte: 8e3 / spec.sonet_payload_gbps, encap_bytes: spec.encap_bytes, one_way_ps, packets: 0, durations: Memo2::new((0, 0)) }
     }
 
     /// A packet (train) of `wire_bytes` in `count` packets whose first bit reached the near
@@ -36,7 +41,9 @@ impl SonetDir {
     pub fn carry(&mut self, now: Time, ser_ps: Time, wire_bytes: u64, count: u32) -> Time {
         // Store and forward: the whole packet is in the extender before it is framed.
         let ready = now + ser_ps;
-        let dur = ((wire_bytes + count as u64 * self.encap_bytes) as f64 * self.ps_per_byte).ceil() as Time;
+        let bytes = wire_bytes + count as u64 * self.encap_bytes;
+        let per_byte = self.ps_per_byte;
+        let dur = self.durations.get_or(bytes, || (bytes as f64 * per_byte).ceil() as Time);
         let start = ready.max(self.free);
         self.free = start + dur;
         self.packets += 1;
