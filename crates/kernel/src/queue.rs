@@ -297,6 +297,15 @@ impl<E, const SEQS: bool> EventQueue<E, SEQS> {
         }
     }
 
+    /// The earliest time bucket `b` can hold: `cur`'s digits above the bucket's level, the
+    /// bucket's own digit at it, zeros below (every time filed there has the same digits
+    /// as `cur` above its level).
+    #[inline(always)]
+    fn bucket_start(&self, b: usize) -> Time {
+        let shift = (b / FANOUT) as u32 * DIGIT_BITS;
+        (((self.cur >> shift >> DIGIT_BITS) << DIGIT_BITS) | (b % FANOUT) as Time) << shift
+    }
+
     /// The lowest non-empty bucket, `BUCKETS` if none (from the masks; no branch).
     #[inline(always)]
     fn lowest(&self) -> usize {
@@ -390,9 +399,8 @@ impl<E, const SEQS: bool> EventQueue<E, SEQS> {
             }
             // Level 0 is empty and this bucket holds several of the earliest events:
             // spread them over the levels below from the bucket's first time on.
-            let (k, d) = (b / FANOUT, b % FANOUT);
-            let shift = k as u32 * DIGIT_BITS;
-            let lo = (((self.cur >> shift >> DIGIT_BITS) << DIGIT_BITS) | d as Time) << shift;
+            let shift = (b / FANOUT) as u32 * DIGIT_BITS;
+            let lo = self.bucket_start(b);
             if lo > until {
                 return None;
             }
@@ -490,7 +498,7 @@ impl<E, const SEQS: bool> EventQueue<E, SEQS> {
             return None;
         }
         if b < FANOUT {
-            return Some((self.cur & !(FANOUT as Time - 1)) | b as Time);
+            return Some(self.bucket_start(b));
         }
         self.nodes_of(b).iter().map(|&n| self.node(n).time).min()
     }
@@ -504,16 +512,10 @@ impl<E, const SEQS: bool> EventQueue<E, SEQS> {
         if b >= BUCKETS {
             return true;
         }
-        let k = b / FANOUT;
-        let shift = k as u32 * DIGIT_BITS;
-        // Every time in bucket `b` has `cur`'s digits above `k` and digit `k` = `b % FANOUT`.
-        let above = shift + DIGIT_BITS;
-        let high = if above >= Time::BITS { 0 } else { self.cur >> above << above };
-        let lowest = high | ((b % FANOUT) as Time) << shift;
-        if lowest > t {
+        if self.bucket_start(b) > t {
             return true;
         }
-        if k == 0 {
+        if b < FANOUT {
             return false;
         }
         // The bucket's events, a few at most: any at or before `t`?

@@ -461,9 +461,16 @@ impl Adapter {
         if !ctx.advance_to(t) {
             return false;
         }
-        self.stalls_before(t);
-        self.bus.advance(t);
+        self.catch_up(t);
         true
+    }
+
+    /// Brings the adapter to `now` before anything happens then: the credit stalls that
+    /// reached its ports are put in force and the bus forgets what ended.
+    #[inline]
+    pub fn catch_up(&mut self, now: Time) {
+        self.stalls_before(now);
+        self.bus.advance(now);
     }
 
     /// Posts the work requests carrying `m`, starting on the CPU at `t`; returns when the CPU is done.

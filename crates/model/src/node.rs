@@ -184,8 +184,7 @@ impl Node {
 
 impl Component<Ev> for Node {
     fn handle(&mut self, ev: Ev, ctx: &mut Ctx<'_, Ev>) {
-        self.adapter.stalls_before(ctx.now());
-        self.adapter.bus.advance(ctx.now());
+        self.adapter.catch_up(ctx.now());
         if let Some(m) = self.host.memory.as_mut() {
             m.advance(ctx.now());
         }

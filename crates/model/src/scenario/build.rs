@@ -253,8 +253,16 @@ mod tests {
     use std::sync::Arc;
 
     fn run(s: &Scenario, spec: &PatternSpec, hops: WanHops) -> Point {
+        run_with(s, spec, hops, |_| {})
+    }
+
+    /// [`run`] with each node set up by `setup` before the run.
+    fn run_with(s: &Scenario, spec: &PatternSpec, hops: WanHops, setup: impl Fn(&mut crate::node::Node)) -> Point {
         s.validate(spec).expect("valid");
         let mut f = build_with(s, spec, hops);
+        for &id in &f.nodes {
+            setup(f.sim.get_mut::<crate::node::Node>(id).expect("node"));
+        }
         let stats = f.sim.run_bounded(Time::MAX, s.max_events);
         reduce(s, spec, &f, stats).expect("point")
     }
@@ -293,13 +301,7 @@ mod tests {
     /// [`run`] with every delayed-ACK timer queued when it is set (`Sockets::delack_queued_all`)
     /// instead of one per connection at a time.
     fn run_delack_queued_all(s: &Scenario, spec: &PatternSpec) -> Point {
-        s.validate(spec).expect("valid");
-        let mut f = build_with(s, spec, WanHops::Inline);
-        for &id in &f.nodes {
-            f.sim.get_mut::<crate::node::Node>(id).expect("node").ulps.sock.delack_queued_all = true;
-        }
-        let stats = f.sim.run_bounded(Time::MAX, s.max_events);
-        reduce(s, spec, &f, stats).expect("point")
+        run_with(s, spec, WanHops::Inline, |n| n.ulps.sock.delack_queued_all = true)
     }
 
     #[test]

@@ -483,8 +483,14 @@ impl Sockets {
 
     /// This node's end of channel `chan`, if it is a socket.
     pub fn end(&self, chan: u32) -> Option<&SockEnd> {
+        self.position(chan).map(|i| &self.ends[i])
+    }
+
+    /// Index of channel `chan`'s end in `ends`, if it is a socket here.
+    #[inline]
+    fn position(&self, chan: u32) -> Option<usize> {
         match self.slot.get(chan as usize) {
-            Some(&i) if i > 0 => Some(&self.ends[i as usize - 1]),
+            Some(&i) if i > 0 => Some(i as usize - 1),
             _ => None,
         }
     }
@@ -492,10 +498,7 @@ impl Sockets {
     /// Index of channel `chan`'s end in `ends`.
     #[inline]
     fn index(&self, chan: u32) -> usize {
-        match self.slot.get(chan as usize) {
-            Some(&i) if i > 0 => i as usize - 1,
-            _ => panic!("channel {chan} is not a socket channel of this node"),
-        }
+        self.position(chan).unwrap_or_else(|| panic!("channel {chan} is not a socket channel of this node"))
     }
 
     #[inline]

@@ -180,7 +180,7 @@ impl Tcp {
     /// depends only on the end's stack, the profile and the queue pair's link, fixed for the
     /// run).
     #[inline]
-    fn geometry<H: UlpHost>(s: &Sockets, _h: &H, chan: u32) -> Geometry {
+    fn geometry(s: &Sockets, chan: u32) -> Geometry {
         s.end_ref(chan).tcp_geometry.expect("worked out at start")
     }
 
@@ -264,8 +264,7 @@ impl Tcp {
     fn push<H: UlpHost>(s: &mut Sockets, h: &mut H, chan: u32, t: Time) -> Time {
         // Mostly there is nothing to send (an ACK or a write while the window is full or a
         // runt is held): checked before the train is set up.
-        let end = s.end_ref(chan);
-        if Tcp::next_segment(end, end.tcp_geometry.as_ref().expect("worked out at start")) == 0 {
+        if Tcp::next_segment(s.end_ref(chan), &Tcp::geometry(s, chan)) == 0 {
             return t;
         }
         Tcp::push_segments(s, h, chan, t)
@@ -274,7 +273,7 @@ impl Tcp {
     /// [`Tcp::push`] when there is at least one segment to send.
     #[inline(never)]
     fn push_segments<H: UlpHost>(s: &mut Sockets, h: &mut H, chan: u32, mut t: Time) -> Time {
-        let g = Tcp::geometry(s, h, chan);
+        let g = Tcp::geometry(s, chan);
         let end = s.end_ref(chan);
         let mut train = TxTrain::new(h, g, end.qp, end.stack.service());
         let qp = end.qp;
@@ -332,7 +331,7 @@ impl Tcp {
 
     /// Sends a pure acknowledgement standing for `segs` delayed ACKs, from the current core at `t`.
     fn send_ack<H: UlpHost>(s: &mut Sockets, h: &mut H, chan: u32, segs: u64, t: Time) -> Time {
-        let g = Tcp::geometry(s, h, chan);
+        let g = Tcp::geometry(s, chan);
         let end = s.end_mut(chan);
         let qp = end.qp;
         end.unacked_segs = 0;
@@ -403,7 +402,7 @@ impl Tcp {
         let Some((bytes, _pkts, meta)) = s.end_mut(chan).lro.take() else {
             return t;
         };
-        let t = t + Tcp::geometry(s, h, chan).ip_rx_ps;
+        let t = t + Tcp::geometry(s, chan).ip_rx_ps;
         Tcp::input(s, h, chan, bytes, 1, meta, t)
     }
 
@@ -437,7 +436,7 @@ impl Tcp {
         end.unacked_segs += segs;
         end.unacked_bytes += bytes;
         let mut t = t;
-        let mss = Tcp::geometry(s, h, chan).mss;
+        let mss = Tcp::geometry(s, chan).mss;
         let end = s.end_mut(chan);
         end.rx_pushed = !bytes.is_multiple_of(mss);
         // Linux acknowledges at once when more than one full segment is unacknowledged
@@ -467,7 +466,7 @@ impl Tcp {
     /// done with it.
     fn arrival_one<H: UlpHost>(s: &mut Sockets, h: &mut H, meta: MsgMeta, packets: u64, bytes: u64, at: Time) -> Time {
         let chan = meta.chan;
-        let g = Tcp::geometry(s, h, chan);
+        let g = Tcp::geometry(s, chan);
         let stack = s.end_mut(chan).stack;
         let (lro_max, ip_rx, ack_rx, rx) = (g.lro_max, g.ip_rx_ps, g.ack_rx_ps, g.rx_ps);
         let q = stack.rxq();
@@ -529,7 +528,7 @@ impl Tcp {
 impl Transport for Tcp {
     /// send(): system call, copy into the socket, then push what the window allows.
     fn send<H: UlpHost>(s: &mut Sockets, h: &mut H, m: Message, t: Time) -> Time {
-        let g = Tcp::geometry(s, h, m.chan);
+        let g = Tcp::geometry(s, m.chan);
         let buf = h.app_buffer(m.bytes);
         let c = match s.end_ref(m.chan).tx_costs.filter(|c| (c.bytes, c.buf) == (m.bytes, buf)) {
             Some(c) => c,
@@ -568,7 +567,7 @@ impl Transport for Tcp {
             // poll loop ends between two (flushing LRO aggregates) when the core is done
             // before the next comes, as the `PollEnd` event would find. The ACKs it
             // triggers are gathered into one ACK train and a delayed-ACK timer set once.
-            let g = Tcp::geometry(s, h, chan);
+            let g = Tcp::geometry(s, chan);
             let unit = if matches!(meta.ulp, UlpKind::Ack { .. }) { g.hdr } else { g.mss + g.hdr };
             s.ack_train = Some(AckTrain { chan, qp: s.end_ref(chan).qp, hdr: g.hdr, acks: 0, meta, t: 0, first_ack: 0, first_t: 0, timer: None });
             let mut left = bytes;
