@@ -55,5 +55,5 @@ pub fn connect_time(setup: &Scenario) -> Result<Point, ModelError> {
                 2.0 * (l + st.tcp_handshake_us)
             }
         };
-        Ok(Point { value: us, unit: "us", summary: None, events, sim_time_ps: 0, bytes_sent: 0, bytes_received: 0, server_cpu_percent: 0.0, by_stack: vec![] })
+        Ok(Point { value: us, unit: "us", summary: None, events, sim_time_ps: 0, bytes_sent: 0, bytes_received: 0, server_cpu_percent: 0.0, server_busy_ps: 0, by_stack: vec![] })
     }

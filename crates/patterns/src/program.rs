@@ -178,6 +178,9 @@ pub struct Program {
     t_measure: Option<u64>,
     latencies: Vec<u64>,
     done: bool,
+    /// When an initiator finished (its last completion or reply), or when a responder last
+    /// got an input, ps.
+    t_done: u64,
 }
 
 impl Program {
@@ -195,6 +198,7 @@ impl Program {
             // `limits::MAX_LATENCY_SAMPLES` where it enters, but never trusted for an allocation).
             latencies: Vec::with_capacity(if spec.kind == PatternKind::Latency { (spec.iterations as usize).min(crate::limits::SAMPLE_PREALLOC) } else { 0 }),
             done: false,
+            t_done: 0,
         }
     }
 
@@ -240,6 +244,9 @@ impl Program {
         if self.done {
             return;
         }
+        if self.role == Role::Responder {
+            self.t_done = now;
+        }
         match (self.spec.kind, self.role) {
             (PatternKind::Pipelined | PatternKind::BiPipelined, Role::Initiator) => self.pipelined_initiator(now, input, out),
             (PatternKind::Pipelined | PatternKind::BiPipelined, Role::Responder) => {}
@@ -280,6 +287,7 @@ impl Program {
             self.iter += 1;
             if self.iter >= self.total_iters() {
                 self.done = true;
+                self.t_done = now;
                 out.push(Output::Done);
                 return;
             }
@@ -314,6 +322,7 @@ impl Program {
                 if self.iter >= total {
                     self.done = true;
                     self.t_iter = at;
+                    self.t_done = at;
                     out.push(Output::Done);
                 } else if self.in_window < total {
                     self.in_window += 1;
@@ -343,6 +352,7 @@ impl Program {
             if self.iter >= self.total_iters() {
                 self.done = true;
                 self.t_iter = now;
+                self.t_done = now;
                 out.push(Output::Done);
             } else {
                 self.start_window(now, out);
@@ -356,6 +366,23 @@ impl Program {
         match (self.role, self.spec.kind) {
             (Role::Initiator, k) if k != PatternKind::Latency && self.done => Some((self.t_measure.unwrap_or(self.t_iter), self.t_iter)),
             _ => None,
+        }
+    }
+
+    /// When an initiator finished: its last completion (pipelined), reply (windowed) or
+    /// response (latency), ps; `None` while it runs.
+    pub fn finished_at(&self) -> Option<u64> {
+        (self.role == Role::Initiator && self.done).then_some(self.t_done)
+    }
+
+    /// When this program last took part in the traffic, ps: an initiator when it finished
+    /// (`None` while it runs), a responder when it last got an input (0 if none yet). With
+    /// unreliable transports the last data reaches the responder after its initiator
+    /// finished (its sends complete locally).
+    pub fn last_active_at(&self) -> Option<u64> {
+        match self.role {
+            Role::Initiator => self.finished_at(),
+            Role::Responder => Some(self.t_done),
         }
     }
 
@@ -410,6 +437,32 @@ mod tests {
         }
         assert!(a.is_done());
         a.samples()
+    }
+
+    #[test]
+    fn a_program_knows_when_it_last_took_part_in_the_traffic() {
+        // Windowed bandwidth: 4 messages then a reply, 7 windows; one-way delay 1000 ps.
+        let s = spec(PatternKind::Bandwidth, Op::Send);
+        let (mut a, mut b) = (Program::new(s, Role::Initiator, 0), Program::new(s, Role::Responder, 0));
+        assert_eq!((a.last_active_at(), b.last_active_at()), (None, Some(0)));
+        let mut out = Vec::new();
+        let mut t = 0;
+        a.on(t, Input::Start, &mut out);
+        while !a.is_done() {
+            assert_eq!(a.finished_at(), None, "an initiator that runs has not finished");
+            t += 1000;
+            for _ in 0..4 {
+                b.on(t, Input::Arrived { chan: 0, bytes: 8, tag: TAG_DATA }, &mut out);
+            }
+            t += 1000;
+            a.on(t, Input::Arrived { chan: 0, bytes: 8, tag: TAG_REPLY }, &mut out);
+        }
+        assert_eq!(a.finished_at(), Some(14_000), "seven windows of one round trip each");
+        assert_eq!(a.last_active_at(), Some(14_000));
+        assert_eq!(b.last_active_at(), Some(13_000), "the responder's last message");
+        // Later inputs (a late completion) do not move a finished initiator's time.
+        a.on(99_000, Input::Arrived { chan: 0, bytes: 8, tag: TAG_REPLY }, &mut out);
+        assert_eq!(a.finished_at(), Some(14_000));
     }
 
     #[test]

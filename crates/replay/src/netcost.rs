@@ -214,7 +214,6 @@ impl NetCost {
     pub fn from_model_stack(profile: &str, protocol: Protocol, stack: SockStack) -> Result<NetCost, String> {
         let p = Arc::new(Profile::load(profile).map_err(|e| format!("profile {profile}: {e}"))?);
         let st = p.stack.clone().ok_or_else(|| format!("profile {profile} has no [stack] section: it cannot model sockets"))?;
-        let cores = p.host.cores.max(1) as f64;
         let mut v = Scenario::new(p.clone(), stack.service(), Ports::One, 1);
         v.sock = Some(stack);
         let (mut lat, mut snd, mut rcv, mut events) = (Vec::new(), Vec::new(), Vec::new(), 0u64);
@@ -225,7 +224,7 @@ impl NetCost {
             events += pt.events;
             lat.push(pt.value);
             // Node 0's busy time per iteration: one message sent and one received.
-            let both = pt.server_cpu_percent / 100.0 * cores * pt.sim_time_ps as f64 / 1e6 / (WARMUP + ITERS) as f64;
+            let both = pt.server_busy_ps as f64 / 1e6 / (WARMUP + ITERS) as f64;
             // Node 0's busy time per message of a one-way stream, as sender and as receiver.
             let mut side = [0.0; 2];
             for (k, init) in [Initiator::Server, Initiator::Clients].into_iter().enumerate() {
@@ -234,7 +233,7 @@ impl NetCost {
                 let spec = PatternSpec { kind: PatternKind::Bandwidth, op: Op::Send, size, window: SPLIT_WINDOW, warmup: 0, iterations: 1 };
                 let pt = w.run(&spec).map_err(|e| format!("{} (one-way stream): {e}", at(size)))?;
                 events += pt.events;
-                side[k] = pt.server_cpu_percent / 100.0 * cores * pt.sim_time_ps as f64 / 1e6 / SPLIT_WINDOW as f64;
+                side[k] = pt.server_busy_ps as f64 / 1e6 / SPLIT_WINDOW as f64;
             }
             let f = if side[0] + side[1] > 0.0 { side[0] / (side[0] + side[1]) } else { 0.5 };
             snd.push(both * f);

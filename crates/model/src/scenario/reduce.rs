@@ -23,9 +23,15 @@ pub struct Point {
     pub bytes_sent: u64,
     /// Payload bytes the nodes' adapters placed in memory.
     pub bytes_received: u64,
-    /// CPU utilisation of the server (node 0) over the run: busy core time / (run time x
-    /// cores), percent.
+    /// CPU utilisation of the server (node 0) while the traffic ran: its busy core time /
+    /// (time the traffic ended x cores), percent, at most 100. The traffic ends when the last
+    /// initiator finished or the last message reached a responder, whichever is later. A benchmark's CPU
+    /// figure covers the test's run, as netperf's does; the simulation itself runs on past
+    /// the last reply until the last timer (a TCP delayed ACK 40 ms later), which is not part
+    /// of it.
     pub server_cpu_percent: f64,
+    /// The server's (node 0's) busy core time over the whole run, summed over its cores, ps.
+    pub server_busy_ps: Time,
     /// With two socket stacks at once: each stack's aggregate bandwidth, MB/s.
     pub by_stack: Vec<(String, f64)>,
 }
@@ -42,6 +48,9 @@ pub(super) fn reduce(s: &Scenario, spec: &PatternSpec, fabric: &Fabric, stats: R
         // Per stack (two stacks at once): (union window, bytes).
         let mut groups: Vec<(String, (u64, u64), u64)> = Vec::new();
         let mut unfinished = 0;
+        // When the last program took part (an initiator finished, a responder got its last
+        // message), ps: the end of the traffic.
+        let mut traffic_end: Time = 0;
         let (mut sent, mut received) = (0, 0);
         for &id in &fabric.nodes {
             let n = fabric.sim.get::<Node>(id).expect("node");
@@ -49,11 +58,12 @@ pub(super) fn reduce(s: &Scenario, spec: &PatternSpec, fabric: &Fabric, stats: R
             received += n.adapter.stats.payload_bytes_received;
             for p in n.host.procs() {
                 for prog in &p.programs {
+                    match prog.last_active_at() {
+                        Some(t) => traffic_end = traffic_end.max(t),
+                        None => unfinished += 1,
+                    }
                     if prog.role() != Role::Initiator {
                         continue;
-                    }
-                    if !prog.is_done() {
-                        unfinished += 1;
                     }
                     match prog.samples() {
                         Samples::Latency(v) => latencies.extend(v.iter().map(|ps| *ps as f64 / 1e6)),
@@ -111,7 +121,10 @@ pub(super) fn reduce(s: &Scenario, spec: &PatternSpec, fabric: &Fabric, stats: R
         let server = fabric.sim.get::<Node>(fabric.nodes[0]).expect("node");
         let busy: Time = server.host.core_busy_ps.iter().sum();
         let cores = server.host.core_busy_ps.len().max(1) as f64;
-        let server_cpu_percent = if stats.end_time > 0 { busy as f64 / (stats.end_time as f64 * cores) * 100.0 } else { 0.0 };
+        // Busy time booked after the traffic's end (the last ACKs) is counted too: a few
+        // microseconds against the milliseconds of a run, hence the bound.
+        let span = if traffic_end > 0 { traffic_end } else { stats.end_time };
+        let server_cpu_percent = if span > 0 { (busy as f64 / (span as f64 * cores) * 100.0).min(100.0) } else { 0.0 };
         Ok(Point {
             value,
             unit,
@@ -121,6 +134,7 @@ pub(super) fn reduce(s: &Scenario, spec: &PatternSpec, fabric: &Fabric, stats: R
             bytes_sent: sent,
             bytes_received: received,
             server_cpu_percent,
+            server_busy_ps: busy,
             by_stack,
         })
 }
