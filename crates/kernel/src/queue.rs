@@ -330,7 +330,17 @@ impl<E, const COUNTED: bool> EventQueue<E, COUNTED> {
     fn lowest(&self) -> usize {
         // An empty `words` has 32 trailing zeros: the sentinel word, whose bit 0 is set.
         let w = self.words.trailing_zeros() as usize % (WORDS + 1);
-        w * 64 + self.masks[w].trailing_zeros() as usize
+        // Never 0: the lowest word marked in `words`, or the sentinel. As a `NonZeroU64`,
+        // its trailing zeros are one bit scan (`bsf`/`tzcnt`), without the fix-up for a
+        // zero input (x86-64-v2 has no `tzcnt` of its own: its encoding runs as `bsf`, which
+        // leaves a zero input's result undefined, so the compiler loads 64 first).
+        let mask = std::num::NonZeroU64::new(self.masks[w]);
+        debug_assert!(mask.is_some(), "word {w} marked non-empty is empty");
+        // SAFETY: `words` marks exactly the non-empty mask words (every change of a mask
+        // word updates it: `mark`, `clear_lowest`, the spread, the rebuild; checked by
+        // `check_invariants`), and the sentinel word `WORDS` always has bit 0 set.
+        let mask = unsafe { mask.unwrap_unchecked() };
+        w * 64 + mask.trailing_zeros() as usize
     }
 
 
