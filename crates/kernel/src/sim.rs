@@ -21,7 +21,8 @@ pub struct Ctx<'a, M> {
     until: Time,
     me: ComponentId,
     queue: &'a mut EventQueue<M, false>,
-    stop: &'a mut bool,
+    /// Set by [`Ctx::stop`]: the run ends after this handler.
+    stop: bool,
 }
 
 impl<M> Ctx<'_, M> {
@@ -67,7 +68,7 @@ impl<M> Ctx<'_, M> {
 
     /// Ends the run after this handler returns.
     pub fn stop(&mut self) {
-        *self.stop = true;
+        self.stop = true;
     }
 }
 
@@ -148,22 +149,25 @@ impl<M: 'static> Simulation<M> {
 
     /// Runs like [`Simulation::run_until`] but handles at most `max_events` events.
     pub fn run_bounded(&mut self, until: Time, max_events: u64) -> RunStats {
-        let mut stop = false;
         let limit = self.events.saturating_add(max_events);
-        while !stop && self.events < limit {
+        // One context for the whole run, not one per event: only the clock and the
+        // component change from event to event (the handler's clock carries over from one
+        // event to the next as the run's clock), and the queue, horizon and stop flag stay.
+        let mut ctx = Ctx { now: self.now, until, me: ComponentId(0), queue: &mut self.queue, stop: false };
+        let mut events = self.events;
+        while !ctx.stop && events < limit {
             // The earliest event if it is due by `until`; a later one stays queued untouched.
-            let Some((time, to, msg)) = self.queue.pop_tagged_until(until) else { break };
-            let to = ComponentId(to);
-            debug_assert!(time >= self.now, "time ran backwards");
-            self.now = time;
-            self.events += 1;
-            let comp = &mut self.components[to.0 as usize];
-            let mut ctx = Ctx { now: self.now, until, me: to, queue: &mut self.queue, stop: &mut stop };
-            comp.handle(msg, &mut ctx);
-            // A handler may have moved its clock on ([`Ctx::advance_to`]).
-            self.now = ctx.now;
+            let Some((time, to, msg)) = ctx.queue.pop_tagged_until(until) else { break };
+            // A handler may have moved its clock on ([`Ctx::advance_to`]), never past this.
+            debug_assert!(time >= ctx.now, "time ran backwards");
+            ctx.now = time;
+            ctx.me = ComponentId(to);
+            events += 1;
+            self.components[to as usize].handle(msg, &mut ctx);
         }
-        RunStats { events: self.events, end_time: self.now }
+        self.now = ctx.now;
+        self.events = events;
+        RunStats { events, end_time: self.now }
     }
 
     /// Runs until the queue is empty or a handler stops the run.
