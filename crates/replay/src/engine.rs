@@ -263,9 +263,16 @@ impl Outcome {
     }
 }
 
+/// A connection: when its last message arrived (ps; [`NEVER`] before the first, and after
+/// a fresh set-up). Kept only on links with an idle threshold, the one reader (see
+/// [`Dc::set_last`]).
 struct Conn {
-    last: Option<Time>,
+    last: Time,
 }
+
+/// [`Conn::last`] of a connection that has carried no message: `now - NEVER` saturates to
+/// 0, which is above no threshold, so it never counts as idle (as `None` did).
+const NEVER: Time = Time::MAX;
 
 struct Pool {
     dedicated: bool,
@@ -408,9 +415,20 @@ impl Dc {
     fn conn_mut(&mut self, link: usize, c: u32) -> &mut Conn {
         let p = &mut self.pools[link];
         while p.conns.len() <= c as usize {
-            p.conns.push(Conn { last: None });
+            p.conns.push(Conn { last: NEVER });
         }
         &mut p.conns[c as usize]
+    }
+
+    /// Notes that connection `c` (or none: `NONE`) of link `l` last carried a message at
+    /// `t` (`NEVER`: it was set up afresh). Only the idle check of a link with an idle
+    /// threshold reads it, so on other links nothing is written (a store into tens of
+    /// thousands of dedicated connections, mostly a cache miss).
+    #[inline(always)]
+    fn set_last(&mut self, l: usize, c: u32, t: Time) {
+        if c != NONE && self.consts[l].idle.is_some() {
+            self.conn_mut(l, c).last = t;
+        }
     }
 
     fn finish(&mut self, f: u32, now: Time, q: &mut Queue<Ev>) {
@@ -482,9 +500,7 @@ impl Dc {
                 Step::Connect { link } => {
                     let l = link as usize;
                     let c = flow.conns[l];
-                    if c != NONE {
-                        self.conn_mut(l, c).last = None;
-                    }
+                    self.set_last(l, c, NEVER);
                     self.connects += 1;
                     let (from, to, k) = (self.cfg.links[l].from, self.cfg.links[l].to, &self.consts[l]);
                     let (small, connect) = (k.small_cpu, k.connect);
@@ -502,16 +518,17 @@ impl Dc {
                     let l = link as usize;
                     let c = flow.conns[l];
                     let idle = match (self.consts[l].idle, c) {
-                        (Some(th), c) if c != NONE => self.conn_mut(l, c).last.is_some_and(|t| now.saturating_sub(t) > th),
+                        (Some(th), c) if c != NONE => now.saturating_sub(self.conn_mut(l, c).last) > th,
                         _ => false,
                     };
                     let lk = &self.cfg.links[l];
-                    let m = self.memos[l].get(&lk.cost, bytes);
+                    let (m, slot) = self.memos[l].get(&lk.cost, bytes);
                     let sender = if up { lk.to } else { lk.from };
                     let (cpu, wire, recv_cpu) = if idle {
                         // The control round trip: each end sends one small message and receives one.
                         self.idle_penalties += 1;
                         let k = &self.consts[l];
+                        let m = self.memos[l].msg(slot);
                         let small = k.small_cpu_us;
                         let wire = m.wire_us + (2.0 * k.small_latency_us - 2.0 * small).max(0.0);
                         (us(m.cost.send_cpu_us + small), us(wire), us(m.cost.recv_cpu_us + small))
@@ -548,9 +565,7 @@ impl Dc {
                         if q.try_push_folded(at, next_at, Ev::Next(f)) {
                             self.net_busy[receiver] += net as u128;
                             self.busy[receiver] += dur as u128;
-                            if c != NONE {
-                                self.conn_mut(l, c).last = Some(next_at);
-                            }
+                            self.set_last(l, c, next_at);
                             self.folded += 1;
                             return;
                         }
@@ -644,9 +659,7 @@ impl Dc {
                 let dur = net + fl.cpu_after;
                 let c = fl.conns[l];
                 let end = self.reserve(receiver, now, dur);
-                if c != NONE {
-                    self.conn_mut(l, c).last = Some(end);
-                }
+                self.set_last(l, c, end);
                 q.push(end.max(now), Ev::Next(flow));
             }
             Ev::End => {
@@ -696,7 +709,7 @@ pub(crate) fn run_once(cfg: &Config, wl: Box<dyn Workload>, fold: bool) -> Optio
         .iter()
         .map(|l| Pool {
             dedicated: l.pool == 0,
-            conns: (0..l.pool).map(|_| Conn { last: None }).collect(),
+            conns: (0..l.pool).map(|_| Conn { last: NEVER }).collect(),
             free: (0..l.pool).rev().collect(),
             waiters: VecDeque::new(),
         })

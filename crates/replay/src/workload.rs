@@ -92,6 +92,8 @@ pub struct PageWork<'a> {
     pub web_cpu_ns: u64,
     pub app_cpu_ns: u64,
     pub db_cpu_ns: u64,
+    /// A CPU step on the web tier just before the page goes out (SSL, JSP work), ns.
+    pub web_before_page_ns: Option<u64>,
     pub page: Exchange,
     pub images: &'a [Exchange],
     pub web_app: &'a [Exchange],
@@ -106,6 +108,7 @@ impl<'a> PageWork<'a> {
             web_cpu_ns: s.web_cpu_ns,
             app_cpu_ns: s.app_cpu_ns,
             db_cpu_ns: s.db_cpu_ns,
+            web_before_page_ns: None,
             page: s.page,
             images: &s.images,
             web_app: &s.web_app,
@@ -153,6 +156,9 @@ pub fn tpcw_program(p: &mut Vec<Step>, s: &PageWork<'_>, b: u32, lanes: u32, con
         p.push(Step::Release { link: 1 });
     }
     p.push(Step::Cpu { tier: 1, ns: web_share - web_share / 2 });
+    if let Some(ns) = s.web_before_page_ns {
+        p.push(Step::Cpu { tier: 1, ns });
+    }
     p.push(Step::Send { link: 0, bytes: s.page.resp, up: true });
     p.push(Step::Release { link: 0 });
     if browser_share > 0 {
@@ -182,7 +188,9 @@ pub fn tpcw_program(p: &mut Vec<Step>, s: &PageWork<'_>, b: u32, lanes: u32, con
 }
 
 /// Inserts `step` before the page's response to the browser (the first `Send` up on link
-/// 0; if there is none, at the end).
+/// 0; if there is none, at the end): what [`PageWork::web_before_page_ns`] does as the
+/// program is built (the tests check they agree).
+#[cfg(test)]
 fn insert_before_page(p: &mut Vec<Step>, step: Step) {
     let at = p.iter().position(|x| matches!(x, Step::Send { link: 0, up: true, .. })).unwrap_or(p.len());
     p.insert(at, step);
@@ -209,7 +217,7 @@ impl Workload for Tpcw {
         st.at = Some(i);
         let s = self.table.sample(i, rng);
         st.think_us = s.think_us;
-        tpcw_program(p, &PageWork::of(s), b, self.image_lanes, new_session && self.connect_per_session, self.browser_cpu);
+        let mut work = PageWork::of(s);
         if let Some(ssl) = self.ssl.filter(|_| i.is_secure()) {
             let mut ns = ((s.page.req + s.page.resp) as f64 * ssl.ns_per_byte) as u64;
             if !st.ssl_up {
@@ -217,8 +225,9 @@ impl Workload for Tpcw {
                 st.ssl_up = true;
             }
             // Decrypting the request and encrypting the page, before the page goes out.
-            insert_before_page(p, Step::Cpu { tier: 1, ns });
+            work.web_before_page_ns = Some(ns);
         }
+        tpcw_program(p, &work, b, self.image_lanes, new_session && self.connect_per_session, self.browser_cpu);
         i.index()
     }
 
@@ -397,14 +406,14 @@ impl Workload for Specweb {
             web_cpu_ns: 0,
             app_cpu_ns: self.besim_cpu_ns,
             db_cpu_ns: 0,
+            // JSP work after BeSim answered (before the page is sent).
+            web_before_page_ns: Some(web),
             page: Exchange { req: self.request_bytes, resp: pg.page_bytes },
             images: &[],
             web_app: &besim,
             app_db: &[],
         };
         tpcw_program(p, &s, b, self.image_lanes, false, false);
-        // JSP work after BeSim answered (before the page is sent).
-        insert_before_page(p, Step::Cpu { tier: 1, ns: web });
         if !pg.images.is_empty() {
             let base = b * (1 + self.image_lanes);
             let n = self.image_lanes.clamp(1, pg.images.len() as u32) as usize;
@@ -435,4 +444,36 @@ impl Workload for Specweb {
 /// Seconds to picoseconds.
 pub fn secs(s: f64) -> Time {
     (s * PS_PER_S as f64) as Time
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A page's web-tier step before the page goes out, built in place, gives the program
+    /// that inserting it afterwards before the first `Send` up on link 0 gives (on every
+    /// interaction of the built-in trace, with and without images, connects and browser
+    /// CPU).
+    #[test]
+    fn the_step_before_the_page_is_where_inserting_it_put_it() {
+        let table = InteractionTable::builtin();
+        let mut rng = Rng::stream(5, 0);
+        let mut built = 0;
+        for round in 0..400 {
+            let i = Interaction::ALL[round % Interaction::ALL.len()];
+            let s = table.sample(i, &mut rng);
+            let (lanes, connect, cpu) = ((round % 5) as u32, round % 3 == 0, round % 2 == 0);
+            let ns = rng.below(1 << 30);
+            let mut want = Vec::new();
+            tpcw_program(&mut want, &PageWork::of(s), 7, lanes, connect, cpu);
+            let plain = want.len();
+            insert_before_page(&mut want, Step::Cpu { tier: 1, ns });
+            let mut got = Vec::new();
+            tpcw_program(&mut got, &PageWork { web_before_page_ns: Some(ns), ..PageWork::of(s) }, 7, lanes, connect, cpu);
+            assert_eq!(got, want, "round {round}");
+            assert_eq!(got.len(), plain + 1);
+            built += usize::from(!s.images.is_empty());
+        }
+        assert!(built > 50, "pages with images: {built}");
+    }
 }
