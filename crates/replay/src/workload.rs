@@ -7,7 +7,7 @@
 //! 3 db; links 0 client-web, 1 web-app, 2 app-db. Static: tiers 0 client, 1 proxy, 2 web;
 //! links 0 client-proxy, 1 proxy-web.
 
-use crate::engine::{Step, Workload};
+use crate::engine::{Program, Step, Workload};
 use crate::table::{Exchange, InteractionTable, PageSample};
 use interlab_tpcw::tpcw::{Cbmg, Interaction, Mix};
 use interlab_kernel::{Rng, Time, PS_PER_S};
@@ -119,7 +119,7 @@ impl<'a> PageWork<'a> {
 
 /// Appends to `p` the program of one TPC-W page and its images for browser `b`
 /// (`browser_cpu`: charge the sample's browser CPU on tier 0).
-pub fn tpcw_program(p: &mut Vec<Step>, s: &PageWork<'_>, b: u32, lanes: u32, connect: bool, browser_cpu: bool) {
+pub fn tpcw_program(p: &mut Program, s: &PageWork<'_>, b: u32, lanes: u32, connect: bool, browser_cpu: bool) {
     let base = b * (1 + lanes);
     let web_share = split(s.web_cpu_ns, 1 + s.images.len());
     // The browser's CPU: its share for the page when the page arrives, one per image.
@@ -201,7 +201,7 @@ impl Workload for Tpcw {
         Interaction::ALL.iter().map(|i| i.abbr().to_string()).collect()
     }
 
-    fn next(&mut self, b: u32, now: Time, rng: &mut Rng, p: &mut Vec<Step>) -> usize {
+    fn next(&mut self, b: u32, now: Time, rng: &mut Rng, p: &mut Program) -> usize {
         let st = &mut self.state[b as usize];
         let (i, new_session) = match st.at {
             None => (Interaction::Home, true),
@@ -310,7 +310,7 @@ impl Workload for StaticContent {
         vec!["static".into()]
     }
 
-    fn next(&mut self, b: u32, _now: Time, rng: &mut Rng, p: &mut Vec<Step>) -> usize {
+    fn next(&mut self, b: u32, _now: Time, rng: &mut Rng, p: &mut Program) -> usize {
         let size = self.size(rng);
         p.push(Step::Acquire { link: 0, slot: b });
         if self.connect {
@@ -381,7 +381,7 @@ impl Workload for Specweb {
         self.pages.iter().map(|p| p.name.clone()).collect()
     }
 
-    fn next(&mut self, b: u32, _now: Time, rng: &mut Rng, p: &mut Vec<Step>) -> usize {
+    fn next(&mut self, b: u32, _now: Time, rng: &mut Rng, p: &mut Program) -> usize {
         let tw: f64 = self.pages.iter().map(|p| p.weight).sum();
         let mut r = rng.next_f64() * tw;
         let mut k = self.pages.len() - 1;
@@ -464,12 +464,14 @@ mod tests {
             let s = table.sample(i, &mut rng);
             let (lanes, connect, cpu) = ((round % 5) as u32, round % 3 == 0, round % 2 == 0);
             let ns = rng.below(1 << 30);
-            let mut want = Vec::new();
-            tpcw_program(&mut want, &PageWork::of(s), 7, lanes, connect, cpu);
+            let mut plain = Program::new();
+            tpcw_program(&mut plain, &PageWork::of(s), 7, lanes, connect, cpu);
+            let mut want = plain.steps();
             let plain = want.len();
             insert_before_page(&mut want, Step::Cpu { tier: 1, ns });
-            let mut got = Vec::new();
+            let mut got = Program::new();
             tpcw_program(&mut got, &PageWork { web_before_page_ns: Some(ns), ..PageWork::of(s) }, 7, lanes, connect, cpu);
+            let got = got.steps();
             assert_eq!(got, want, "round {round}");
             assert_eq!(got.len(), plain + 1);
             built += usize::from(!s.images.is_empty());
