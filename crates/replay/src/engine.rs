@@ -21,6 +21,8 @@
 //!   latencies and their CPU at both ends.
 
 use crate::msgcost::{us, MsgMemo};
+pub use crate::program::{Program, Step};
+use crate::program::{program_end, step_at};
 use crate::netcost::NetCost;
 use crate::queue::{slab_put, Queue};
 use crate::runs::{Run, Runs};
@@ -33,48 +35,6 @@ pub const MAX_LINKS: usize = 4;
 /// Time stamps a program may record.
 pub const MARKS: usize = 4;
 const NONE: u32 = u32::MAX;
-
-/// One step of a request program. A program is a flat list of steps: a `Fork(n)` is
-/// followed by its `n` programs, each ended by a `Join`, and the forking program goes on
-/// after the last of them. Steps hold no heap memory, so a request's program is one
-/// allocation of its exact size (built in a vector the engine reuses).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Step {
-    /// Take a connection of `link` (dedicated pools: connection `slot`).
-    Acquire { link: u8, slot: u32 },
-    /// Give it back.
-    Release { link: u8 },
-    /// Open the held connection afresh (set-up time).
-    Connect { link: u8 },
-    /// A message of `bytes` on the held connection: `up` = from the link's lower tier back
-    /// to its upper tier (a response), else a request.
-    Send { link: u8, bytes: u64, up: bool },
-    /// CPU work on a tier.
-    Cpu { tier: u8, ns: u64 },
-    /// Record the time in mark `k`.
-    Mark(u8),
-    /// Run the `n` programs that follow (each ended by [`Step::Join`]) in parallel and wait
-    /// for all.
-    Fork(u32),
-    /// The end of a forked program.
-    Join,
-}
-
-/// Index of the [`Step::Join`] that ends the program starting at `start` of `steps` (forks
-/// inside it skipped whole), or `steps.len()` if none does (the outermost program).
-pub fn program_end(steps: &[Step], start: usize) -> usize {
-    // `Join`s that end programs forked inside this one, still to pass.
-    let mut inner = 0u64;
-    for (i, s) in steps.iter().enumerate().skip(start) {
-        match *s {
-            Step::Join if inner == 0 => return i,
-            Step::Join => inner -= 1,
-            Step::Fork(n) => inner += u64::from(n),
-            _ => {}
-        }
-    }
-    steps.len()
-}
 
 /// A tier.
 #[derive(Debug, Clone)]
@@ -103,7 +63,7 @@ pub trait Workload: WorkloadClone {
     fn classes(&self) -> Vec<String>;
     /// The next request of browser `b` at time `now`: its class; its program appended to
     /// `program` (empty when called).
-    fn next(&mut self, b: u32, now: Time, rng: &mut Rng, program: &mut Vec<Step>) -> usize;
+    fn next(&mut self, b: u32, now: Time, rng: &mut Rng, program: &mut Program) -> usize;
     /// Think time after browser `b`'s request completed, ps.
     fn think(&mut self, b: u32, rng: &mut Rng) -> Time;
 }
@@ -263,9 +223,16 @@ impl Outcome {
     }
 }
 
+/// A connection: when its last message arrived (ps; [`NEVER`] before the first, and after
+/// a fresh set-up). Kept only on links with an idle threshold, the one reader (see
+/// [`Dc::set_last`]).
 struct Conn {
-    last: Option<Time>,
+    last: Time,
 }
+
+/// [`Conn::last`] of a connection that has carried no message: `now - NEVER` saturates to
+/// 0, which is above no threshold, so it never counts as idle (as `None` did).
+const NEVER: Time = Time::MAX;
 
 struct Pool {
     dedicated: bool,
@@ -349,7 +316,7 @@ struct Dc {
     /// The steps of the programs in progress.
     runs: Runs,
     /// Where the workload writes a request's program.
-    scratch: Vec<Step>,
+    scratch: Program,
     stopping: bool,
     issued: u64,
     completed: u64,
@@ -408,9 +375,20 @@ impl Dc {
     fn conn_mut(&mut self, link: usize, c: u32) -> &mut Conn {
         let p = &mut self.pools[link];
         while p.conns.len() <= c as usize {
-            p.conns.push(Conn { last: None });
+            p.conns.push(Conn { last: NEVER });
         }
         &mut p.conns[c as usize]
+    }
+
+    /// Notes that connection `c` (or none: `NONE`) of link `l` last carried a message at
+    /// `t` (`NEVER`: it was set up afresh). Only the idle check of a link with an idle
+    /// threshold reads it, so on other links nothing is written (a store into tens of
+    /// thousands of dedicated connections, mostly a cache miss).
+    #[inline(always)]
+    fn set_last(&mut self, l: usize, c: u32, t: Time) {
+        if c != NONE && self.consts[l].idle.is_some() {
+            self.conn_mut(l, c).last = t;
+        }
     }
 
     fn finish(&mut self, f: u32, now: Time, q: &mut Queue<Ev>) {
@@ -448,8 +426,9 @@ impl Dc {
                 return;
             }
             let pc = flow.pc;
-            flow.pc += 1;
-            match self.runs.chunk(flow.chunk)[pc as usize] {
+            let (step, words) = step_at(self.runs.chunk(flow.chunk), pc as usize);
+            flow.pc += words;
+            match step {
                 Step::Mark(k) => flow.marks[k as usize % MARKS] = now,
                 Step::Acquire { link, slot } => {
                     let l = link as usize;
@@ -472,7 +451,7 @@ impl Dc {
                         if let Some(w) = pool.waiters.pop_front() {
                             let wf = &mut self.flows[w as usize];
                             wf.conns[l] = c;
-                            wf.pc += 1;
+                            wf.pc += 1; // an `Acquire` is one word (its slot is 32 bits)
                             q.push(now, Ev::Next(w));
                         } else {
                             pool.free.push(c);
@@ -482,9 +461,7 @@ impl Dc {
                 Step::Connect { link } => {
                     let l = link as usize;
                     let c = flow.conns[l];
-                    if c != NONE {
-                        self.conn_mut(l, c).last = None;
-                    }
+                    self.set_last(l, c, NEVER);
                     self.connects += 1;
                     let (from, to, k) = (self.cfg.links[l].from, self.cfg.links[l].to, &self.consts[l]);
                     let (small, connect) = (k.small_cpu, k.connect);
@@ -502,16 +479,17 @@ impl Dc {
                     let l = link as usize;
                     let c = flow.conns[l];
                     let idle = match (self.consts[l].idle, c) {
-                        (Some(th), c) if c != NONE => self.conn_mut(l, c).last.is_some_and(|t| now.saturating_sub(t) > th),
+                        (Some(th), c) if c != NONE => now.saturating_sub(self.conn_mut(l, c).last) > th,
                         _ => false,
                     };
                     let lk = &self.cfg.links[l];
-                    let m = self.memos[l].get(&lk.cost, bytes);
+                    let (m, slot) = self.memos[l].get(&lk.cost, bytes);
                     let sender = if up { lk.to } else { lk.from };
                     let (cpu, wire, recv_cpu) = if idle {
                         // The control round trip: each end sends one small message and receives one.
                         self.idle_penalties += 1;
                         let k = &self.consts[l];
+                        let m = self.memos[l].msg(slot);
                         let small = k.small_cpu_us;
                         let wire = m.wire_us + (2.0 * k.small_latency_us - 2.0 * small).max(0.0);
                         (us(m.cost.send_cpu_us + small), us(wire), us(m.cost.recv_cpu_us + small))
@@ -525,10 +503,10 @@ impl Dc {
                     flow.recv_cpu = recv_cpu;
                     flow.cpu_after = 0;
                     if flow.pc < flow.end {
-                        if let Step::Cpu { tier, ns } = self.runs.chunk(flow.chunk)[flow.pc as usize] {
+                        if let (Step::Cpu { tier, ns }, words) = step_at(self.runs.chunk(flow.chunk), flow.pc as usize) {
                             if tier as usize == receiver {
                                 flow.cpu_after = ns * 1000;
-                                flow.pc += 1;
+                                flow.pc += words;
                             }
                         }
                     }
@@ -548,9 +526,7 @@ impl Dc {
                         if q.try_push_folded(at, next_at, Ev::Next(f)) {
                             self.net_busy[receiver] += net as u128;
                             self.busy[receiver] += dur as u128;
-                            if c != NONE {
-                                self.conn_mut(l, c).last = Some(next_at);
-                            }
+                            self.set_last(l, c, next_at);
                             self.folded += 1;
                             return;
                         }
@@ -565,7 +541,7 @@ impl Dc {
                     let (prog, chunk, browser, class, start) = (flow.prog, flow.chunk, flow.browser, flow.class, flow.start);
                     flow.pending = n;
                     // The forked programs follow the `Fork`, each up to its `Join`.
-                    let mut at = pc as usize + 1;
+                    let mut at = pc as usize + 1; // a `Fork` is one word
                     let ((_, base), len) = self.programs[prog as usize];
                     let prog_end = (base + len) as usize;
                     for _ in 0..n {
@@ -611,7 +587,7 @@ impl Dc {
                 self.scratch.clear();
                 let class = self.wl.next(b, now, &mut self.rngs[b as usize], &mut self.scratch);
                 let len = self.scratch.len();
-                let (chunk, base) = self.runs.put(&self.scratch);
+                let (chunk, base) = self.runs.put(self.scratch.codes());
                 let p = slab_put(&mut self.programs, &mut self.free_programs, ((chunk, base), len as u32));
                 let end = base + len as u32;
                 self.issued += 1;
@@ -644,9 +620,7 @@ impl Dc {
                 let dur = net + fl.cpu_after;
                 let c = fl.conns[l];
                 let end = self.reserve(receiver, now, dur);
-                if c != NONE {
-                    self.conn_mut(l, c).last = Some(end);
-                }
+                self.set_last(l, c, end);
                 q.push(end.max(now), Ev::Next(flow));
             }
             Ev::End => {
@@ -696,7 +670,7 @@ pub(crate) fn run_once(cfg: &Config, wl: Box<dyn Workload>, fold: bool) -> Optio
         .iter()
         .map(|l| Pool {
             dedicated: l.pool == 0,
-            conns: (0..l.pool).map(|_| Conn { last: None }).collect(),
+            conns: (0..l.pool).map(|_| Conn { last: NEVER }).collect(),
             free: (0..l.pool).rev().collect(),
             waiters: VecDeque::new(),
         })
@@ -726,7 +700,7 @@ pub(crate) fn run_once(cfg: &Config, wl: Box<dyn Workload>, fold: bool) -> Optio
         programs: Vec::new(),
         free_programs: Vec::new(),
         runs: Runs::new(),
-        scratch: Vec::new(),
+        scratch: Program::new(),
         stopping: false,
         issued: 0,
         completed: 0,
@@ -845,18 +819,5 @@ mod tests {
                 assert_eq!(o.percentile(c, p).map(f64::to_bits), want.get(k - 1).map(|x| x.to_bits()), "class {c:?} p {p}");
             }
         }
-    }
-
-    /// `program_end` finds the `Join` of a forked program, skipping forks inside it.
-    #[test]
-    fn a_forked_programs_end_skips_the_forks_inside_it() {
-        use Step::*;
-        let p = [Mark(0), Fork(2), Mark(1), Fork(1), Mark(2), Join, Join, Mark(3), Join, Mark(0)];
-        assert_eq!(program_end(&p, 0), p.len());
-        assert_eq!(program_end(&p, 2), 6);
-        assert_eq!(program_end(&p, 4), 5);
-        assert_eq!(program_end(&p, 7), 8);
-        // A fork without its joins ends at the program's end (no panic).
-        assert_eq!(program_end(&[Fork(3), Mark(1)], 0), 2);
     }
 }

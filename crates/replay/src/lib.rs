@@ -5,6 +5,7 @@
 
 pub mod engine;
 mod msgcost;
+mod program;
 mod queue;
 mod runs;
 pub mod netcost;
@@ -12,7 +13,8 @@ pub mod spec;
 pub mod table;
 pub mod workload;
 
-pub use engine::{Completion, Config, LinkCfg, Outcome, Step, TierCfg, Workload, WorkloadClone};
+pub use engine::{Completion, Config, LinkCfg, Outcome, TierCfg, Workload, WorkloadClone};
+pub use program::{Program, Step};
 pub use netcost::{MsgCost, NetCost, Protocol};
 pub use spec::{CostCache, DcSpec, Kind};
 pub use table::InteractionTable;

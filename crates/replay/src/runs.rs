@@ -5,7 +5,7 @@
 //! the caches, not through a pointer per program. Chunks, not one growing vector: growing
 //! it copied megabytes and raised `reproduce`'s peak memory.
 
-use crate::engine::Step;
+use crate::program::Code;
 
 /// Steps of a chunk (a program longer than this has a chunk of its own length).
 const CHUNK_STEPS: usize = 1 << 13;
@@ -25,7 +25,7 @@ fn class(len: usize) -> usize {
 
 /// The chunks of steps and the free runs.
 pub(crate) struct Runs {
-    chunks: Vec<Box<[Step]>>,
+    chunks: Vec<Box<[Code]>>,
     /// Steps used of the last chunk.
     fill: usize,
     /// Free runs by size class.
@@ -38,7 +38,7 @@ impl Runs {
     }
 
     /// Stores `steps` in a run (a free one of their class, else a new one); returns it.
-    pub(crate) fn put(&mut self, steps: &[Step]) -> Run {
+    pub(crate) fn put(&mut self, steps: &[Code]) -> Run {
         let c = class(steps.len());
         if self.free.len() <= c {
             self.free.resize_with(c + 1, Vec::new);
@@ -48,7 +48,7 @@ impl Runs {
             None => {
                 let n = c * RUN_STEPS;
                 if self.chunks.last().is_none_or(|k| self.fill + n > k.len()) {
-                    self.chunks.push(vec![Step::Join; n.max(CHUNK_STEPS)].into_boxed_slice());
+                    self.chunks.push(vec![Code::JOIN; n.max(CHUNK_STEPS)].into_boxed_slice());
                     self.fill = 0;
                 }
                 self.fill += n;
@@ -66,7 +66,7 @@ impl Runs {
 
     /// Chunk `k`'s steps (a program's step is at its run's first place plus its index).
     #[inline(always)]
-    pub(crate) fn chunk(&self, k: u32) -> &[Step] {
+    pub(crate) fn chunk(&self, k: u32) -> &[Code] {
         &self.chunks[k as usize]
     }
 }
@@ -74,6 +74,7 @@ impl Runs {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::program::{Program, Step};
     use interlab_kernel::Rng;
 
     /// Programs of random lengths (some longer than a chunk) put and freed in random order
@@ -84,12 +85,14 @@ mod tests {
         let mut rng = Rng::stream(11, 0);
         let mut runs = Runs::new();
         // In use: (run, the steps put there).
-        let mut live: Vec<(Run, Vec<Step>)> = Vec::new();
+        let mut live: Vec<(Run, Vec<Code>)> = Vec::new();
         let (mut peak, mut in_use, mut id) = (0usize, 0usize, 0u64);
         for round in 0..20_000 {
             if live.len() < 300 && (rng.below(2) == 0 || live.is_empty()) {
                 let len = if round % 997 == 0 { CHUNK_STEPS + 5 } else { rng.below(200) as usize };
-                let steps: Vec<Step> = (0..len).map(|i| Step::Cpu { tier: (i % 4) as u8, ns: id + i as u64 }).collect();
+                let mut p = Program::new();
+                p.extend((0..len).map(|i| Step::Cpu { tier: (i % 4) as u8, ns: id + i as u64 }));
+                let steps = p.codes().to_vec();
                 id += 1000;
                 let r = runs.put(&steps);
                 in_use += class(len) * RUN_STEPS;

@@ -201,7 +201,7 @@ impl Workload for OneWay {
     fn classes(&self) -> Vec<String> {
         vec!["m".into()]
     }
-    fn next(&mut self, b: u32, _now: interlab_kernel::Time, _rng: &mut interlab_kernel::Rng, p: &mut Vec<Step>) -> usize {
+    fn next(&mut self, b: u32, _now: interlab_kernel::Time, _rng: &mut interlab_kernel::Rng, p: &mut Program) -> usize {
         p.extend([Step::Acquire { link: 0, slot: b }, Step::Send { link: 0, bytes: self.bytes, up: self.up }, Step::Release { link: 0 }]);
         0
     }
@@ -327,7 +327,7 @@ impl Workload for Nested {
     fn classes(&self) -> Vec<String> {
         vec!["n".into()]
     }
-    fn next(&mut self, b: u32, _now: interlab_kernel::Time, _rng: &mut interlab_kernel::Rng, p: &mut Vec<Step>) -> usize {
+    fn next(&mut self, b: u32, _now: interlab_kernel::Time, _rng: &mut interlab_kernel::Rng, p: &mut Program) -> usize {
         use Step::*;
         p.extend([
             Acquire { link: 0, slot: b },

@@ -7,7 +7,7 @@
 //! 3 db; links 0 client-web, 1 web-app, 2 app-db. Static: tiers 0 client, 1 proxy, 2 web;
 //! links 0 client-proxy, 1 proxy-web.
 
-use crate::engine::{Step, Workload};
+use crate::engine::{Program, Step, Workload};
 use crate::table::{Exchange, InteractionTable, PageSample};
 use interlab_tpcw::tpcw::{Cbmg, Interaction, Mix};
 use interlab_kernel::{Rng, Time, PS_PER_S};
@@ -92,6 +92,8 @@ pub struct PageWork<'a> {
     pub web_cpu_ns: u64,
     pub app_cpu_ns: u64,
     pub db_cpu_ns: u64,
+    /// A CPU step on the web tier just before the page goes out (SSL, JSP work), ns.
+    pub web_before_page_ns: Option<u64>,
     pub page: Exchange,
     pub images: &'a [Exchange],
     pub web_app: &'a [Exchange],
@@ -106,6 +108,7 @@ impl<'a> PageWork<'a> {
             web_cpu_ns: s.web_cpu_ns,
             app_cpu_ns: s.app_cpu_ns,
             db_cpu_ns: s.db_cpu_ns,
+            web_before_page_ns: None,
             page: s.page,
             images: &s.images,
             web_app: &s.web_app,
@@ -116,7 +119,7 @@ impl<'a> PageWork<'a> {
 
 /// Appends to `p` the program of one TPC-W page and its images for browser `b`
 /// (`browser_cpu`: charge the sample's browser CPU on tier 0).
-pub fn tpcw_program(p: &mut Vec<Step>, s: &PageWork<'_>, b: u32, lanes: u32, connect: bool, browser_cpu: bool) {
+pub fn tpcw_program(p: &mut Program, s: &PageWork<'_>, b: u32, lanes: u32, connect: bool, browser_cpu: bool) {
     let base = b * (1 + lanes);
     let web_share = split(s.web_cpu_ns, 1 + s.images.len());
     // The browser's CPU: its share for the page when the page arrives, one per image.
@@ -153,6 +156,9 @@ pub fn tpcw_program(p: &mut Vec<Step>, s: &PageWork<'_>, b: u32, lanes: u32, con
         p.push(Step::Release { link: 1 });
     }
     p.push(Step::Cpu { tier: 1, ns: web_share - web_share / 2 });
+    if let Some(ns) = s.web_before_page_ns {
+        p.push(Step::Cpu { tier: 1, ns });
+    }
     p.push(Step::Send { link: 0, bytes: s.page.resp, up: true });
     p.push(Step::Release { link: 0 });
     if browser_share > 0 {
@@ -182,7 +188,9 @@ pub fn tpcw_program(p: &mut Vec<Step>, s: &PageWork<'_>, b: u32, lanes: u32, con
 }
 
 /// Inserts `step` before the page's response to the browser (the first `Send` up on link
-/// 0; if there is none, at the end).
+/// 0; if there is none, at the end): what [`PageWork::web_before_page_ns`] does as the
+/// program is built (the tests check they agree).
+#[cfg(test)]
 fn insert_before_page(p: &mut Vec<Step>, step: Step) {
     let at = p.iter().position(|x| matches!(x, Step::Send { link: 0, up: true, .. })).unwrap_or(p.len());
     p.insert(at, step);
@@ -193,7 +201,7 @@ impl Workload for Tpcw {
         Interaction::ALL.iter().map(|i| i.abbr().to_string()).collect()
     }
 
-    fn next(&mut self, b: u32, now: Time, rng: &mut Rng, p: &mut Vec<Step>) -> usize {
+    fn next(&mut self, b: u32, now: Time, rng: &mut Rng, p: &mut Program) -> usize {
         let st = &mut self.state[b as usize];
         let (i, new_session) = match st.at {
             None => (Interaction::Home, true),
@@ -209,7 +217,7 @@ impl Workload for Tpcw {
         st.at = Some(i);
         let s = self.table.sample(i, rng);
         st.think_us = s.think_us;
-        tpcw_program(p, &PageWork::of(s), b, self.image_lanes, new_session && self.connect_per_session, self.browser_cpu);
+        let mut work = PageWork::of(s);
         if let Some(ssl) = self.ssl.filter(|_| i.is_secure()) {
             let mut ns = ((s.page.req + s.page.resp) as f64 * ssl.ns_per_byte) as u64;
             if !st.ssl_up {
@@ -217,8 +225,9 @@ impl Workload for Tpcw {
                 st.ssl_up = true;
             }
             // Decrypting the request and encrypting the page, before the page goes out.
-            insert_before_page(p, Step::Cpu { tier: 1, ns });
+            work.web_before_page_ns = Some(ns);
         }
+        tpcw_program(p, &work, b, self.image_lanes, new_session && self.connect_per_session, self.browser_cpu);
         i.index()
     }
 
@@ -301,7 +310,7 @@ impl Workload for StaticContent {
         vec!["static".into()]
     }
 
-    fn next(&mut self, b: u32, _now: Time, rng: &mut Rng, p: &mut Vec<Step>) -> usize {
+    fn next(&mut self, b: u32, _now: Time, rng: &mut Rng, p: &mut Program) -> usize {
         let size = self.size(rng);
         p.push(Step::Acquire { link: 0, slot: b });
         if self.connect {
@@ -372,7 +381,7 @@ impl Workload for Specweb {
         self.pages.iter().map(|p| p.name.clone()).collect()
     }
 
-    fn next(&mut self, b: u32, _now: Time, rng: &mut Rng, p: &mut Vec<Step>) -> usize {
+    fn next(&mut self, b: u32, _now: Time, rng: &mut Rng, p: &mut Program) -> usize {
         let tw: f64 = self.pages.iter().map(|p| p.weight).sum();
         let mut r = rng.next_f64() * tw;
         let mut k = self.pages.len() - 1;
@@ -397,14 +406,14 @@ impl Workload for Specweb {
             web_cpu_ns: 0,
             app_cpu_ns: self.besim_cpu_ns,
             db_cpu_ns: 0,
+            // JSP work after BeSim answered (before the page is sent).
+            web_before_page_ns: Some(web),
             page: Exchange { req: self.request_bytes, resp: pg.page_bytes },
             images: &[],
             web_app: &besim,
             app_db: &[],
         };
         tpcw_program(p, &s, b, self.image_lanes, false, false);
-        // JSP work after BeSim answered (before the page is sent).
-        insert_before_page(p, Step::Cpu { tier: 1, ns: web });
         if !pg.images.is_empty() {
             let base = b * (1 + self.image_lanes);
             let n = self.image_lanes.clamp(1, pg.images.len() as u32) as usize;
@@ -435,4 +444,38 @@ impl Workload for Specweb {
 /// Seconds to picoseconds.
 pub fn secs(s: f64) -> Time {
     (s * PS_PER_S as f64) as Time
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A page's web-tier step before the page goes out, built in place, gives the program
+    /// that inserting it afterwards before the first `Send` up on link 0 gives (on every
+    /// interaction of the built-in trace, with and without images, connects and browser
+    /// CPU).
+    #[test]
+    fn the_step_before_the_page_is_where_inserting_it_put_it() {
+        let table = InteractionTable::builtin();
+        let mut rng = Rng::stream(5, 0);
+        let mut built = 0;
+        for round in 0..400 {
+            let i = Interaction::ALL[round % Interaction::ALL.len()];
+            let s = table.sample(i, &mut rng);
+            let (lanes, connect, cpu) = ((round % 5) as u32, round % 3 == 0, round % 2 == 0);
+            let ns = rng.below(1 << 30);
+            let mut plain = Program::new();
+            tpcw_program(&mut plain, &PageWork::of(s), 7, lanes, connect, cpu);
+            let mut want = plain.steps();
+            let plain = want.len();
+            insert_before_page(&mut want, Step::Cpu { tier: 1, ns });
+            let mut got = Program::new();
+            tpcw_program(&mut got, &PageWork { web_before_page_ns: Some(ns), ..PageWork::of(s) }, 7, lanes, connect, cpu);
+            let got = got.steps();
+            assert_eq!(got, want, "round {round}");
+            assert_eq!(got.len(), plain + 1);
+            built += usize::from(!s.images.is_empty());
+        }
+        assert!(built > 50, "pages with images: {built}");
+    }
 }
