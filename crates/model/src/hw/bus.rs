@@ -77,17 +77,15 @@ impl Pipe {
     }
 
     /// Picoseconds `wire_bytes` occupy the pipe (rounded up).
-    #[inline]
+    #[cfg(test)]
     fn duration_ps(&mut self, wire_bytes: u64) -> Time {
-        if let Some(&(_, dur)) = self.durations.iter().find(|d| d.0 == wire_bytes) {
-            return dur;
+        match self.durations.iter().find(|d| d.0 == wire_bytes) {
+            Some(&(_, dur)) => dur,
+            None => self.convert(wire_bytes),
         }
-        self.convert(wire_bytes)
     }
 
-    /// [`Pipe::duration_ps`] of a size not remembered: converted, and remembered.
-    #[cold]
-    #[inline(never)]
+    /// The duration of a size not remembered: converted, and remembered.
     fn convert(&mut self, wire_bytes: u64) -> Time {
         let dur = (wire_bytes as f64 * self.ps_per_byte).ceil() as Time;
         self.durations[self.next_duration] = (wire_bytes, dur);
@@ -96,12 +94,27 @@ impl Pipe {
     }
 
     /// Occupies the pipe for `wire_bytes` starting no earlier than `ready`; returns the end.
-    /// The common cases are inlined into the caller; the search for an earlier gap is a
-    /// call of its own ([`Pipe::reserve_in_gap`]), so that they do not pay its register
-    /// saves and stack frame.
+    /// The common cases (a remembered size booked after or inside the last interval) are
+    /// inlined into the caller and hold nothing across a call: the rest are calls of their
+    /// own, taken last, so that the common cases pay no register saves or stack frame.
     #[inline]
     pub fn reserve(&mut self, ready: Time, wire_bytes: u64) -> Time {
-        let dur = self.duration_ps(wire_bytes);
+        match self.durations.iter().find(|d| d.0 == wire_bytes) {
+            Some(&(_, dur)) => self.book(ready, wire_bytes, dur),
+            None => self.reserve_new_size(ready, wire_bytes),
+        }
+    }
+
+    /// [`Pipe::reserve`] of a size not remembered.
+    #[inline(never)]
+    fn reserve_new_size(&mut self, ready: Time, wire_bytes: u64) -> Time {
+        let dur = self.convert(wire_bytes);
+        self.book(ready, wire_bytes, dur)
+    }
+
+    /// Books `dur` picoseconds (`wire_bytes`) from `ready` on.
+    #[inline(always)]
+    fn book(&mut self, ready: Time, wire_bytes: u64, dur: Time) -> Time {
         self.wire_bytes += wire_bytes;
         if dur == 0 {
             return ready;
@@ -110,15 +123,13 @@ impl Pipe {
         if end <= ready {
             // The common case: the pipe is idle from `ready` on. The transfer goes last,
             // merged with the last interval if it touches it.
-            if end == ready {
-                self.last.1 = ready + dur;
-            } else {
-                if end != 0 {
-                    self.push_earlier(start, end);
-                }
-                self.last = (ready, ready + dur);
+            if end == ready || end == 0 {
+                // Touching it, or none is booked (then `end` is 0 and so is `start`, unless
+                // `ready` is 0 too, when the transfer still starts at 0).
+                self.last = (if end == ready { start } else { ready }, ready + dur);
+                return ready + dur;
             }
-            return ready + dur;
+            return self.book_after_gap(ready, dur);
         }
         if start <= ready {
             // The next most common case (a busy pipe): `ready` falls in the last interval.
@@ -130,13 +141,17 @@ impl Pipe {
         self.reserve_in_gap(ready, dur)
     }
 
-    /// Puts `[start, end)` behind the intervals before `last`.
-    #[inline]
-    fn push_earlier(&mut self, start: Time, end: Time) {
+    /// [`Pipe::book`] from `ready`, after the last interval and not touching it: that one
+    /// joins the list before it.
+    #[inline(never)]
+    fn book_after_gap(&mut self, ready: Time, dur: Time) -> Time {
+        let (start, end) = self.last;
         if self.first_end == Time::MAX {
             self.first_end = end;
         }
         self.earlier.push_back((start, end));
+        self.last = (ready, ready + dur);
+        ready + dur
     }
 
     /// Index of the first interval of `busy` that ends after `t` (all of them end after
