@@ -22,7 +22,8 @@ pub struct Pipe {
     /// The last booked busy interval `[start, end)`; `(0, 0)` when none is booked (every
     /// booked interval ends after 0).
     last: (Time, Time),
-    /// End of the first interval in `earlier` (`Time::MAX`: it is empty).
+    /// End of the first booked interval (the first of `earlier`, else `last`), `Time::MAX`
+    /// when none is: the next time [`Pipe::advance`] has something to forget.
     first_end: Time,
     /// Picoseconds per wire byte.
     ps_per_byte: f64,
@@ -46,28 +47,40 @@ impl Pipe {
         Pipe { ps_per_byte: 1e6 / mbytes_per_s, first_end: Time::MAX, ..Default::default() }
     }
 
-    /// Forgets intervals that ended by `now` (callers never ask for earlier times).
+    /// Forgets intervals that ended by `now` (callers never ask for earlier times). Called
+    /// before every event of the node: one compare unless an interval has ended.
     #[inline]
     pub fn advance(&mut self, now: Time) {
-        if self.last.1 <= now {
-            // Every interval ends by the last one's start.
-            if self.first_end != Time::MAX {
-                self.earlier.clear();
+        if self.first_end <= now {
+            if self.earlier.is_empty() {
+                // The first interval is the last one: everything has ended.
+                self.last = (0, 0);
                 self.first_end = Time::MAX;
+            } else {
+                self.forget(now);
             }
-            self.last = (0, 0);
-        } else if self.first_end <= now {
-            self.advance_earlier(now);
         }
     }
 
-    /// [`Pipe::advance`] when some of `earlier` has ended, but not `last`.
+    /// [`Pipe::advance`] when an interval before the last one has ended.
     #[inline(never)]
-    fn advance_earlier(&mut self, now: Time) {
+    fn forget(&mut self, now: Time) {
         while self.earlier.front().is_some_and(|&(_, e)| e <= now) {
             self.earlier.pop_front();
         }
-        self.first_end = self.earlier.front().map_or(Time::MAX, |&(_, e)| e);
+        if self.earlier.is_empty() && self.last.1 <= now {
+            self.last = (0, 0);
+        }
+        self.first_end = self.first_end();
+    }
+
+    /// End of the first booked interval, `Time::MAX` if none is.
+    fn first_end(&self) -> Time {
+        match self.earlier.front() {
+            Some(&(_, e)) => e,
+            None if self.last.1 != 0 => self.last.1,
+            None => Time::MAX,
+        }
     }
 
     /// True when nothing is reserved at or after `t`.
@@ -127,6 +140,11 @@ impl Pipe {
                 // Touching it, or none is booked (then `end` is 0 and so is `start`, unless
                 // `ready` is 0 too, when the transfer still starts at 0).
                 self.last = (if end == ready { start } else { ready }, ready + dur);
+                // The last interval is the first too (nothing before it ends as late as it
+                // does), or none was booked.
+                if self.first_end >= end {
+                    self.first_end = ready + dur;
+                }
                 return ready + dur;
             }
             return self.book_after_gap(ready, dur);
@@ -136,20 +154,19 @@ impl Pipe {
             // Every earlier interval ends by its start, so no gap is left before its end:
             // the transfer follows it, merged (what the search below finds too).
             self.last.1 = end + dur;
+            if self.first_end == end {
+                self.first_end = end + dur;
+            }
             return end + dur;
         }
         self.reserve_in_gap(ready, dur)
     }
 
     /// [`Pipe::book`] from `ready`, after the last interval and not touching it: that one
-    /// joins the list before it.
+    /// joins the list before it (the first booked interval stays the first).
     #[inline(never)]
     fn book_after_gap(&mut self, ready: Time, dur: Time) -> Time {
-        let (start, end) = self.last;
-        if self.first_end == Time::MAX {
-            self.first_end = end;
-        }
-        self.earlier.push_back((start, end));
+        self.earlier.push_back(self.last);
         self.last = (ready, ready + dur);
         ready + dur
     }
@@ -228,7 +245,7 @@ impl Pipe {
             (false, false) => busy.insert(idx, (start, end)),
         }
         self.last = busy.pop_back().expect("the last interval was put back");
-        self.first_end = busy.front().map_or(Time::MAX, |&(_, e)| e);
+        self.first_end = self.first_end();
         end
     }
 }
@@ -763,7 +780,7 @@ mod tests {
                     }
                 }
                 assert_eq!(p.intervals(), r.busy.iter().copied().collect::<Vec<_>>());
-                assert_eq!(p.first_end, p.earlier.front().map_or(Time::MAX, |&(_, e)| e));
+                assert_eq!(p.first_end, r.busy.front().map_or(Time::MAX, |&(_, e)| e));
             }
         }
         // Every path was taken: most bookings go last, some search for a gap.
