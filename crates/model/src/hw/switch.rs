@@ -4,7 +4,7 @@
 
 use crate::event::Ev;
 use crate::hw::link::LinkSpec;
-use crate::hw::memo::Memo2;
+use crate::hw::memo::MemoN;
 use crate::hw::switch_spec::SwitchSpec;
 use crate::hw::wan_hop::WanHop;
 use crate::transport::packet::Packet;
@@ -33,17 +33,17 @@ pub struct SwitchPort {
     pub busy_ps: Time,
     /// `link.prop_ps()`, computed once.
     prop_ps: Time,
-    /// The last two packet shapes this port serialised: `(wire_bytes, count)` and their
-    /// `(ser_ps, buffer_ps)`, most recent first (a stream's data packets and its ACKs).
-    /// Both figures are pure functions of the shape, so a hit returns exactly what the
+    /// The last four packet shapes this port serialised: `(wire_bytes, count)` and their
+    /// `(ser_ps, buffer_ps)` (streams' data trains of a few lengths and their ACKs). Both
+    /// figures are pure functions of the shape, so a hit returns exactly what the
     /// floating-point formulas would.
-    memo: Memo2<(u64, u32), (Time, Time)>,
+    memo: MemoN<(u64, u32), (Time, Time), 4>,
 }
 
 impl SwitchPort {
     pub(crate) fn new(peer: Peer, link: &LinkSpec) -> Self {
         // `(0, 0)` is never looked up (a packet has a count of at least 1).
-        SwitchPort { peer, link: link.clone(), free: 0, busy_ps: 0, prop_ps: link.prop_ps(), memo: Memo2::new(((0, 0), (0, 0))) }
+        SwitchPort { peer, link: link.clone(), free: 0, busy_ps: 0, prop_ps: link.prop_ps(), memo: MemoN::new(((0, 0), (0, 0))) }
     }
 
     /// Serialisation time of a packet (train) of `wire_bytes` in `count` packets on this
