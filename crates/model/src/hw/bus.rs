@@ -768,7 +768,7 @@ mod tests {
                         let back = r.busy.back().map_or(now, |&(_, e)| e);
                         let ready = match op {
                             1 => back,
-                            2 => r.busy.iter().nth(a as usize % r.busy.len().max(1)).map_or(now, |&(s, e)| if b % 2 == 0 { s } else { e }).max(now),
+                            2 => r.busy.get(a as usize % r.busy.len().max(1)).map_or(now, |&(s, e)| if b % 2 == 0 { s } else { e }).max(now),
                             _ => now + a * 500,
                         };
                         bookings += 1;
