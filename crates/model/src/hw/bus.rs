@@ -13,16 +13,25 @@ use interlab_kernel::Time;
 /// A serial resource. A transfer takes the earliest idle gap long enough for it at or
 /// after the time it is ready, so a transfer waiting on memory latency (a split read
 /// completion) does not block others from using the idle bus meanwhile.
+///
+/// The last booked interval is kept apart from the ones before it (`last`, beside the
+/// struct's other fields): nearly every transfer is booked against it alone (after it or
+/// inside it), and nearly every event finds nothing ended, so neither touches the list.
 #[derive(Debug, Clone, Default)]
 pub struct Pipe {
+    /// The last booked busy interval `[start, end)`; `(0, 0)` when none is booked (every
+    /// booked interval ends after 0).
+    last: (Time, Time),
+    /// End of the first booked interval (the first of `earlier`, else `last`), `Time::MAX`
+    /// when none is: the next time [`Pipe::advance`] has something to forget.
+    first_end: Time,
     /// Picoseconds per wire byte.
     ps_per_byte: f64,
-    /// Reserved busy intervals `[start, end)`, sorted, disjoint, merged when touching.
-    busy: std::collections::VecDeque<(Time, Time)>,
-    /// Total busy picoseconds (utilisation).
-    pub busy_ps: Time,
     /// Total wire bytes carried.
     pub wire_bytes: u64,
+    /// Booked busy intervals before `last`, sorted, disjoint, merged when touching (and
+    /// none touches `last`).
+    earlier: std::collections::VecDeque<(Time, Time)>,
     /// Four transfer sizes seen lately, `(wire_bytes, duration_ps)`, replaced in turn
     /// (`next_duration` is the next to go): a pipe carries few distinct sizes (requests,
     /// payload TLPs, completion entries), and the duration is a pure function of the size,
@@ -35,40 +44,139 @@ pub struct Pipe {
 impl Pipe {
     /// An idle pipe carrying `mbytes_per_s` MB/s.
     pub fn new(mbytes_per_s: f64) -> Self {
-        Pipe { ps_per_byte: 1e6 / mbytes_per_s, ..Default::default() }
+        Pipe { ps_per_byte: 1e6 / mbytes_per_s, first_end: Time::MAX, ..Default::default() }
     }
 
-    /// Forgets intervals that ended by `now` (callers never ask for earlier times).
+    /// Forgets intervals that ended by `now` (callers never ask for earlier times). Called
+    /// before every event of the node: one compare unless an interval has ended.
+    #[inline]
     pub fn advance(&mut self, now: Time) {
-        while self.busy.front().is_some_and(|&(_, e)| e <= now) {
-            self.busy.pop_front();
+        if self.first_end <= now {
+            if self.earlier.is_empty() {
+                // The first interval is the last one: everything has ended.
+                self.last = (0, 0);
+                self.first_end = Time::MAX;
+            } else {
+                self.forget(now);
+            }
+        }
+    }
+
+    /// [`Pipe::advance`] when an interval before the last one has ended.
+    #[inline(never)]
+    fn forget(&mut self, now: Time) {
+        while self.earlier.front().is_some_and(|&(_, e)| e <= now) {
+            self.earlier.pop_front();
+        }
+        if self.earlier.is_empty() && self.last.1 <= now {
+            self.last = (0, 0);
+        }
+        self.first_end = self.first_end();
+    }
+
+    /// End of the first booked interval, `Time::MAX` if none is.
+    fn first_end(&self) -> Time {
+        match self.earlier.front() {
+            Some(&(_, e)) => e,
+            None if self.last.1 != 0 => self.last.1,
+            None => Time::MAX,
         }
     }
 
     /// True when nothing is reserved at or after `t`.
+    #[inline]
     pub fn idle_from(&self, t: Time) -> bool {
-        self.busy.back().is_none_or(|&(_, e)| e <= t)
+        self.last.1 <= t
     }
 
     /// Picoseconds `wire_bytes` occupy the pipe (rounded up).
-    #[inline]
+    #[cfg(test)]
     fn duration_ps(&mut self, wire_bytes: u64) -> Time {
-        if let Some(&(_, dur)) = self.durations.iter().find(|d| d.0 == wire_bytes) {
-            return dur;
+        match self.durations.iter().find(|d| d.0 == wire_bytes) {
+            Some(&(_, dur)) => dur,
+            None => self.convert(wire_bytes),
         }
+    }
+
+    /// The duration of a size not remembered: converted, and remembered.
+    fn convert(&mut self, wire_bytes: u64) -> Time {
         let dur = (wire_bytes as f64 * self.ps_per_byte).ceil() as Time;
         self.durations[self.next_duration] = (wire_bytes, dur);
         self.next_duration = (self.next_duration + 1) % self.durations.len();
         dur
     }
 
-    /// Index of the first booked interval that ends after `t` (all of them end after the
-    /// ones before it). Callers mostly ask about times near the front (`advance` drops what
-    /// ended), so the search gallops from the front: probes 0, 1, 3, 7, ... then bisects the
-    /// last step; the same index a binary search over the whole list gives.
+    /// Occupies the pipe for `wire_bytes` starting no earlier than `ready`; returns the end.
+    /// The common cases (a remembered size booked after or inside the last interval) are
+    /// inlined into the caller and hold nothing across a call: the rest are calls of their
+    /// own, taken last, so that the common cases pay no register saves or stack frame.
     #[inline]
-    fn first_ending_after(&self, t: Time) -> usize {
-        let busy = &self.busy;
+    pub fn reserve(&mut self, ready: Time, wire_bytes: u64) -> Time {
+        match self.durations.iter().find(|d| d.0 == wire_bytes) {
+            Some(&(_, dur)) => self.book(ready, wire_bytes, dur),
+            None => self.reserve_new_size(ready, wire_bytes),
+        }
+    }
+
+    /// [`Pipe::reserve`] of a size not remembered.
+    #[inline(never)]
+    fn reserve_new_size(&mut self, ready: Time, wire_bytes: u64) -> Time {
+        let dur = self.convert(wire_bytes);
+        self.book(ready, wire_bytes, dur)
+    }
+
+    /// Books `dur` picoseconds (`wire_bytes`) from `ready` on.
+    #[inline(always)]
+    fn book(&mut self, ready: Time, wire_bytes: u64, dur: Time) -> Time {
+        self.wire_bytes += wire_bytes;
+        if dur == 0 {
+            return ready;
+        }
+        let (start, end) = self.last;
+        if end <= ready {
+            // The common case: the pipe is idle from `ready` on. The transfer goes last,
+            // merged with the last interval if it touches it.
+            if end == ready || end == 0 {
+                // Touching it, or none is booked (then `end` is 0 and so is `start`, unless
+                // `ready` is 0 too, when the transfer still starts at 0).
+                self.last = (if end == ready { start } else { ready }, ready + dur);
+                // The last interval is the first too (nothing before it ends as late as it
+                // does), or none was booked.
+                if self.first_end >= end {
+                    self.first_end = ready + dur;
+                }
+                return ready + dur;
+            }
+            return self.book_after_gap(ready, dur);
+        }
+        if start <= ready {
+            // The next most common case (a busy pipe): `ready` falls in the last interval.
+            // Every earlier interval ends by its start, so no gap is left before its end:
+            // the transfer follows it, merged (what the search below finds too).
+            self.last.1 = end + dur;
+            if self.first_end == end {
+                self.first_end = end + dur;
+            }
+            return end + dur;
+        }
+        self.reserve_in_gap(ready, dur)
+    }
+
+    /// [`Pipe::book`] from `ready`, after the last interval and not touching it: that one
+    /// joins the list before it (the first booked interval stays the first).
+    #[inline(never)]
+    fn book_after_gap(&mut self, ready: Time, dur: Time) -> Time {
+        self.earlier.push_back(self.last);
+        self.last = (ready, ready + dur);
+        ready + dur
+    }
+
+    /// Index of the first interval of `busy` that ends after `t` (all of them end after
+    /// the ones before it). Callers mostly ask about times near the front (`advance` drops
+    /// what ended), so the search gallops from the front: probes 0, 1, 3, 7, ... then
+    /// bisects the last step; the same index a binary search over the whole list gives.
+    #[inline]
+    fn first_ending_after(busy: &std::collections::VecDeque<(Time, Time)>, t: Time) -> usize {
         let n = busy.len();
         // Invariant: every interval before `lo` ends by `t`.
         let mut lo = 0;
@@ -96,58 +204,22 @@ impl Pipe {
         lo
     }
 
-    /// Occupies the pipe for `wire_bytes` starting no earlier than `ready`; returns the end.
-    /// The common cases are inlined into the caller; the search for an earlier gap is a
-    /// call of its own ([`Pipe::reserve_in_gap`]), so that they do not pay its register
-    /// saves and stack frame.
-    #[inline]
-    pub fn reserve(&mut self, ready: Time, wire_bytes: u64) -> Time {
-        let dur = self.duration_ps(wire_bytes);
-        self.busy_ps += dur;
-        self.wire_bytes += wire_bytes;
-        if dur == 0 {
-            return ready;
-        }
-        // The common case: the pipe is idle from `ready` on (every interval ends by then).
-        // The transfer goes last, merged with the last interval if it touches it.
-        match self.busy.back_mut() {
-            None => {
-                self.busy.push_back((ready, ready + dur));
-                return ready + dur;
-            }
-            Some(last) if last.1 <= ready => {
-                if last.1 == ready {
-                    last.1 = ready + dur;
-                } else {
-                    self.busy.push_back((ready, ready + dur));
-                }
-                return ready + dur;
-            }
-            // The next most common case (a busy pipe): `ready` falls in the last interval.
-            // Every earlier interval ends by its start, so no gap is left before its end:
-            // the transfer follows it, merged (what the search below finds too).
-            Some(last) if last.0 <= ready => {
-                last.1 += dur;
-                return last.1;
-            }
-            Some(_) => {}
-        }
-        self.reserve_in_gap(ready, dur)
-    }
-
     /// [`Pipe::reserve`] of `dur > 0` picoseconds when `ready` falls before the last booked
-    /// interval: the first gap long enough at or after `ready`.
+    /// interval: the first gap long enough at or after `ready`. Searches every booked
+    /// interval, `last` put back behind the others for the search.
     #[inline(never)]
     fn reserve_in_gap(&mut self, ready: Time, dur: Time) -> Time {
-        let n = self.busy.len();
+        let busy = &mut self.earlier;
+        busy.push_back(self.last);
+        let n = busy.len();
         // Find the first gap of `dur` at or after `ready`.
         // Intervals are sorted and disjoint, so their ends are sorted too: skip every one
         // that ends by `ready` with a galloping search (callers may reserve far ahead).
         let mut start = ready;
-        let first = self.first_ending_after(start);
+        let first = Self::first_ending_after(busy, start);
         // Walk the ring's two contiguous halves as plain slices (no wrap arithmetic per step).
         let mut idx = n;
-        let (front, back) = self.busy.as_slices();
+        let (front, back) = busy.as_slices();
         let (skip_front, skip_back) = (first.min(front.len()), first.saturating_sub(front.len()));
         'search: for (offset, half, skip) in [(0, front, skip_front), (front.len(), back, skip_back)] {
             for (i, &(s, e)) in half.iter().enumerate().skip(skip) {
@@ -160,18 +232,20 @@ impl Pipe {
         }
         let end = start + dur;
         // Insert at idx, merging with touching neighbours.
-        let merge_prev = idx > 0 && self.busy[idx - 1].1 == start;
-        let merge_next = idx < self.busy.len() && self.busy[idx].0 == end;
+        let merge_prev = idx > 0 && busy[idx - 1].1 == start;
+        let merge_next = idx < busy.len() && busy[idx].0 == end;
         match (merge_prev, merge_next) {
             (true, true) => {
-                let next_end = self.busy[idx].1;
-                self.busy[idx - 1].1 = next_end;
-                self.busy.remove(idx);
+                let next_end = busy[idx].1;
+                busy[idx - 1].1 = next_end;
+                busy.remove(idx);
             }
-            (true, false) => self.busy[idx - 1].1 = end,
-            (false, true) => self.busy[idx].0 = start,
-            (false, false) => self.busy.insert(idx, (start, end)),
+            (true, false) => busy[idx - 1].1 = end,
+            (false, true) => busy[idx].0 = start,
+            (false, false) => busy.insert(idx, (start, end)),
         }
+        self.last = busy.pop_back().expect("the last interval was put back");
+        self.first_end = self.first_end();
         end
     }
 }
@@ -283,10 +357,60 @@ impl BusSpec {
     }
 }
 
+/// A divisor fixed at build, divided by with a shift when it is a power of two (every
+/// profile's payload, read request and completion sizes): the same quotient without a
+/// 64-bit division per transfer.
+#[derive(Debug, Clone, Copy)]
+struct Divisor {
+    d: u64,
+    /// `log2(d)` when `d` is a power of two, else `u32::MAX`.
+    shift: u32,
+}
+
+impl Divisor {
+    fn new(d: u64) -> Self {
+        Divisor { d, shift: if d.is_power_of_two() { d.trailing_zeros() } else { u32::MAX } }
+    }
+
+    /// `x.div_ceil(d)`.
+    #[inline]
+    fn div_ceil(self, x: u64) -> u64 {
+        if self.shift != u32::MAX {
+            (x >> self.shift) + (x & (self.d - 1) != 0) as u64
+        } else {
+            x.div_ceil(self.d)
+        }
+    }
+}
+
+/// What a transfer costs on a bus, from its spec, computed once.
+#[derive(Debug, Clone, Copy)]
+enum Costs {
+    Pcie {
+        /// Max Payload Size, Max Read Request Size, Read Completion Boundary.
+        mps: Divisor,
+        mrrs: Divisor,
+        rcb: Divisor,
+        /// Bytes a request or write TLP adds (header and framing), and a completion (a
+        /// 3-DW header and framing).
+        tlp_bytes: u64,
+        cpl_bytes: u64,
+        /// `reverse_dllp_bytes`.
+        dllp: u64,
+    },
+    Pcix {
+        width_bytes: u64,
+        /// Protocol cycles per burst, in bytes (`overhead_cycles * width_bytes`).
+        overhead_bytes: u64,
+        burst: Divisor,
+        read_request: Divisor,
+        width: Divisor,
+    },
+}
+
 /// The state of one host bus.
 #[derive(Debug, Clone)]
 pub struct Bus {
-    spec: BusSpec,
     /// Device-to-host direction (PCIe) or the whole bus (PCI-X).
     pub up: Pipe,
     /// Host-to-device direction (PCIe only; unused for PCI-X).
@@ -300,6 +424,8 @@ pub struct Bus {
     /// sent, then goes between TLPs), or in idle time if the direction is idle by then.
     owed_up: u64,
     owed_down: u64,
+    costs: Costs,
+    spec: BusSpec,
 }
 
 impl Bus {
@@ -317,10 +443,28 @@ impl Bus {
             BusSpec::Pcie(p) => (ns(p.posted_latency_ns), ns(p.read_latency_ns)),
             BusSpec::Pcix(x) => (ns(x.posted_latency_ns), ns(x.read_latency_ns)),
         };
-        Bus { spec: spec.clone(), up, down, posted_ps, read_ps, owed_up: 0, owed_down: 0 }
+        let costs = match spec {
+            BusSpec::Pcie(p) => Costs::Pcie {
+                mps: Divisor::new(p.max_payload_bytes),
+                mrrs: Divisor::new(p.max_read_request_bytes),
+                rcb: Divisor::new(p.read_completion_bytes),
+                tlp_bytes: p.tlp_header_bytes + p.tlp_framing_bytes,
+                cpl_bytes: 12 + p.tlp_framing_bytes,
+                dllp: p.reverse_dllp_bytes,
+            },
+            BusSpec::Pcix(x) => Costs::Pcix {
+                width_bytes: x.width_bytes,
+                overhead_bytes: x.overhead_cycles * x.width_bytes,
+                burst: Divisor::new(x.burst_bytes),
+                read_request: Divisor::new(x.read_request_bytes),
+                width: Divisor::new(x.width_bytes),
+            },
+        };
+        Bus { up, down, posted_ps, read_ps, owed_up: 0, owed_down: 0, costs, spec: spec.clone() }
     }
 
     /// Forgets reservations that ended by `now`.
+    #[inline]
     pub fn advance(&mut self, now: Time) {
         self.up.advance(now);
         self.down.advance(now);
@@ -333,33 +477,31 @@ impl Bus {
 
     /// PCIe: a transfer of `wire` bytes on `pipe` from `ready`, carrying the DLLPs the
     /// direction owes unless it is idle at `ready` (they went out in the idle time).
+    #[inline]
     fn send(pipe: &mut Pipe, owed: &mut u64, ready: Time, wire: u64) -> Time {
         let dllps = std::mem::take(owed);
         pipe.reserve(ready, if pipe.idle_from(ready) { wire } else { wire + dllps })
     }
 
-    /// PCI-X: wire-byte equivalent of `bytes` moved in bursts (data cycles plus protocol cycles).
-    fn pcix_bytes(x: &PcixSpec, bytes: u64) -> u64 {
-        Self::pcix_bursts(x, bytes, x.burst_bytes)
-    }
-
-    /// PCI-X: wire-byte equivalent of `bytes` moved in sequences of at most `burst` bytes.
-    fn pcix_bursts(x: &PcixSpec, bytes: u64, burst: u64) -> u64 {
-        let bursts = bytes.div_ceil(burst).max(1);
-        (bytes.div_ceil(x.width_bytes) + bursts * x.overhead_cycles) * x.width_bytes
+    /// PCI-X: wire-byte equivalent of `bytes` moved in sequences of at most `burst` bytes
+    /// (data cycles plus protocol cycles).
+    #[inline]
+    fn pcix_bursts(width_bytes: u64, overhead_bytes: u64, width: Divisor, burst: Divisor, bytes: u64) -> u64 {
+        let bursts = burst.div_ceil(bytes).max(1);
+        width.div_ceil(bytes) * width_bytes + bursts * overhead_bytes
     }
 
     /// The CPU writes `bytes` to the device (doorbell, inline WQE): returns arrival at the device.
     pub fn mmio_write(&mut self, now: Time, bytes: u64) -> Time {
-        match &self.spec {
-            BusSpec::Pcie(p) => {
-                let wire = bytes.div_ceil(4) * 4 + p.tlp_header_bytes + p.tlp_framing_bytes;
+        match self.costs {
+            Costs::Pcie { tlp_bytes, dllp, .. } => {
+                let wire = bytes.div_ceil(4) * 4 + tlp_bytes;
                 let end = Self::send(&mut self.down, &mut self.owed_down, now, wire);
-                self.owed_up += 2 * p.reverse_dllp_bytes;
+                self.owed_up += 2 * dllp;
                 end + self.posted_ps
             }
-            BusSpec::Pcix(x) => {
-                let end = self.up.reserve(now, Self::pcix_bytes(x, bytes));
+            Costs::Pcix { width_bytes, overhead_bytes, burst, width, .. } => {
+                let end = self.up.reserve(now, Self::pcix_bursts(width_bytes, overhead_bytes, width, burst, bytes));
                 end + self.posted_ps
             }
         }
@@ -368,15 +510,15 @@ impl Bus {
     /// The device writes `bytes` to host memory starting at `now`: returns when they are
     /// visible to the CPU.
     pub fn dma_write(&mut self, now: Time, bytes: u64) -> Time {
-        match &self.spec {
-            BusSpec::Pcie(p) => {
-                let tlps = bytes.div_ceil(p.max_payload_bytes).max(1);
-                let end = Self::send(&mut self.up, &mut self.owed_up, now, bytes + tlps * (p.tlp_header_bytes + p.tlp_framing_bytes));
-                self.owed_down += tlps * 2 * p.reverse_dllp_bytes;
+        match self.costs {
+            Costs::Pcie { mps, tlp_bytes, dllp, .. } => {
+                let tlps = mps.div_ceil(bytes).max(1);
+                let end = Self::send(&mut self.up, &mut self.owed_up, now, bytes + tlps * tlp_bytes);
+                self.owed_down += tlps * 2 * dllp;
                 end + self.posted_ps
             }
-            BusSpec::Pcix(x) => {
-                let end = self.up.reserve(now, Self::pcix_bytes(x, bytes));
+            Costs::Pcix { width_bytes, overhead_bytes, burst, width, .. } => {
+                let end = self.up.reserve(now, Self::pcix_bursts(width_bytes, overhead_bytes, width, burst, bytes));
                 end + self.posted_ps
             }
         }
@@ -393,23 +535,23 @@ impl Bus {
     /// The device reads `bytes` from host memory, asking at `now`: returns when the last
     /// byte has arrived at the device.
     pub fn dma_read(&mut self, now: Time, bytes: u64) -> Time {
-        match &self.spec {
-            BusSpec::Pcie(p) => {
-                let reqs = bytes.div_ceil(p.max_read_request_bytes).max(1);
-                let req_end = Self::send(&mut self.up, &mut self.owed_up, now, reqs * (p.tlp_header_bytes + p.tlp_framing_bytes));
-                self.owed_down += reqs * 2 * p.reverse_dllp_bytes;
-                let cpls = bytes.div_ceil(p.read_completion_bytes).max(1);
+        match self.costs {
+            Costs::Pcie { mrrs, rcb, tlp_bytes, cpl_bytes, dllp, .. } => {
+                let reqs = mrrs.div_ceil(bytes).max(1);
+                let req_end = Self::send(&mut self.up, &mut self.owed_up, now, reqs * tlp_bytes);
+                self.owed_down += reqs * 2 * dllp;
+                let cpls = rcb.div_ceil(bytes).max(1);
                 // Completions carry a 3-DW header.
-                let end = Self::send(&mut self.down, &mut self.owed_down, req_end + self.read_ps, bytes + cpls * (12 + p.tlp_framing_bytes));
-                self.owed_up += cpls * p.reverse_dllp_bytes;
+                let end = Self::send(&mut self.down, &mut self.owed_down, req_end + self.read_ps, bytes + cpls * cpl_bytes);
+                self.owed_up += cpls * dllp;
                 end
             }
-            BusSpec::Pcix(x) => {
+            Costs::Pcix { width_bytes, overhead_bytes, width, read_request, .. } => {
                 // Split transactions: a request per read byte count (protocol cycles only),
                 // then one split completion per request.
-                let reqs = bytes.div_ceil(x.read_request_bytes).max(1);
-                let req_end = self.up.reserve(now, reqs * x.overhead_cycles * x.width_bytes);
-                self.up.reserve(req_end + self.read_ps, Self::pcix_bursts(x, bytes, x.read_request_bytes))
+                let reqs = read_request.div_ceil(bytes).max(1);
+                let req_end = self.up.reserve(now, reqs * overhead_bytes);
+                self.up.reserve(req_end + self.read_ps, Self::pcix_bursts(width_bytes, overhead_bytes, width, read_request, bytes))
             }
         }
     }
@@ -492,6 +634,17 @@ mod tests {
         assert!(w2 > w * 19 / 10, "{w2} vs {w}");
     }
 
+    impl Pipe {
+        /// Every booked interval, in order.
+        fn intervals(&self) -> Vec<(Time, Time)> {
+            let mut v: Vec<_> = self.earlier.iter().copied().collect();
+            if self.last.1 != 0 {
+                v.push(self.last);
+            }
+            v
+        }
+    }
+
     #[test]
     fn pipe_fills_gaps_and_never_overlaps() {
         let mut p = Pipe::new(1000.0); // 1 ns per byte
@@ -499,29 +652,30 @@ mod tests {
         assert_eq!(p.reserve(0, 5), 5_000); // fits before
         assert_eq!(p.reserve(0, 10), 30_000); // does not fit in [5,10): goes after 20
         assert_eq!(p.reserve(5_000, 5), 10_000); // exactly fills [5,10) and merges
-        assert_eq!(p.busy.len(), 1);
+        assert_eq!(p.intervals(), vec![(0, 30_000)]);
         p.advance(30_000);
-        assert!(p.busy.is_empty());
+        assert!(p.intervals().is_empty());
+        assert_eq!(p.first_end, Time::MAX);
     }
 
     #[test]
     fn gallop_finds_what_a_binary_search_finds() {
-        let mut p = Pipe::new(1000.0);
+        let mut busy = std::collections::VecDeque::new();
         // Disjoint intervals with gaps, some wrapped around the ring's end.
         for k in 0..40u64 {
-            p.busy.push_back((k * 100, k * 100 + 50));
+            busy.push_back((k * 100, k * 100 + 50));
         }
         for _ in 0..13 {
-            p.busy.pop_front();
+            busy.pop_front();
         }
         for k in 40..50u64 {
-            p.busy.push_back((k * 100, k * 100 + 50));
+            busy.push_back((k * 100, k * 100 + 50));
         }
         for t in 0..5_200 {
-            assert_eq!(p.first_ending_after(t), p.busy.partition_point(|&(_, e)| e <= t), "t = {t}");
+            assert_eq!(Pipe::first_ending_after(&busy, t), busy.partition_point(|&(_, e)| e <= t), "t = {t}");
         }
-        p.busy.clear();
-        assert_eq!(p.first_ending_after(7), 0);
+        busy.clear();
+        assert_eq!(Pipe::first_ending_after(&busy, 7), 0);
     }
 
     #[test]
@@ -530,9 +684,131 @@ mod tests {
         assert_eq!(p.reserve(0, 10), 10_000);
         assert_eq!(p.reserve(20_000, 10), 30_000);
         assert_eq!(p.reserve(25_000, 5), 35_000); // inside [20, 30): after it, merged
-        assert_eq!(p.busy.iter().copied().collect::<Vec<_>>(), vec![(0, 10_000), (20_000, 35_000)]);
+        assert_eq!(p.intervals(), vec![(0, 10_000), (20_000, 35_000)]);
         assert_eq!(p.reserve(5_000, 5), 15_000); // before it: the gap [10, 20) still fills
-        assert_eq!(p.busy.iter().copied().collect::<Vec<_>>(), vec![(0, 15_000), (20_000, 35_000)]);
+        assert_eq!(p.intervals(), vec![(0, 15_000), (20_000, 35_000)]);
+    }
+
+    /// The pipe as it was before its last interval was kept apart: one sorted list of
+    /// every booked interval, searched for the first gap from `ready` on.
+    struct ListPipe {
+        busy: std::collections::VecDeque<(Time, Time)>,
+    }
+
+    impl ListPipe {
+        fn advance(&mut self, now: Time) {
+            while self.busy.front().is_some_and(|&(_, e)| e <= now) {
+                self.busy.pop_front();
+            }
+        }
+
+        fn idle_from(&self, t: Time) -> bool {
+            self.busy.back().is_none_or(|&(_, e)| e <= t)
+        }
+
+        fn reserve(&mut self, ready: Time, dur: Time) -> Time {
+            if dur == 0 {
+                return ready;
+            }
+            let mut start = ready;
+            let mut idx = self.busy.len();
+            for (i, &(s, e)) in self.busy.iter().enumerate() {
+                if e <= start {
+                    continue;
+                }
+                if s >= start + dur {
+                    idx = i;
+                    break;
+                }
+                start = start.max(e);
+            }
+            let end = start + dur;
+            let merge_prev = idx > 0 && self.busy[idx - 1].1 == start;
+            let merge_next = idx < self.busy.len() && self.busy[idx].0 == end;
+            match (merge_prev, merge_next) {
+                (true, true) => {
+                    self.busy[idx - 1].1 = self.busy[idx].1;
+                    self.busy.remove(idx);
+                }
+                (true, false) => self.busy[idx - 1].1 = end,
+                (false, true) => self.busy[idx].0 = start,
+                (false, false) => self.busy.insert(idx, (start, end)),
+            }
+            end
+        }
+    }
+
+    /// On random sequences of bookings (ready before, inside and after what is booked, on
+    /// an interval's edge or not, sizes that fill gaps exactly or not) and of the node's
+    /// time moving on, the pipe books the intervals a search of the whole list books, and
+    /// answers `idle_from` alike.
+    #[test]
+    fn the_pipe_books_what_a_search_of_every_interval_books() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut rand = |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        let (mut gap_searches, mut bookings) = (0, 0);
+        for _ in 0..300 {
+            let mut p = Pipe::new(1000.0); // 1 ns per byte: `dur` = bytes * 1000
+            let mut r = ListPipe { busy: Default::default() };
+            let mut now = 0;
+            for _ in 0..rand(400) {
+                let (a, b) = (rand(40), rand(12));
+                match rand(8) {
+                    0 => {
+                        now += a * 1000;
+                        p.advance(now);
+                        r.advance(now);
+                    }
+                    op => {
+                        let back = r.busy.back().map_or(now, |&(_, e)| e);
+                        let ready = match op {
+                            1 => back,
+                            2 => r.busy.get(a as usize % r.busy.len().max(1)).map_or(now, |&(s, e)| if b % 2 == 0 { s } else { e }).max(now),
+                            _ => now + a * 500,
+                        };
+                        bookings += 1;
+                        if p.last.1 != 0 && ready < p.last.0 && b > 0 {
+                            gap_searches += 1;
+                        }
+                        assert_eq!(p.idle_from(ready), r.idle_from(ready));
+                        assert_eq!(p.reserve(ready, b), r.reserve(ready, b * 1000), "ready {ready}, {b} bytes");
+                    }
+                }
+                assert_eq!(p.intervals(), r.busy.iter().copied().collect::<Vec<_>>());
+                assert_eq!(p.first_end, r.busy.front().map_or(Time::MAX, |&(_, e)| e));
+            }
+        }
+        // Every path was taken: most bookings go last, some search for a gap.
+        assert!(gap_searches > bookings / 50, "{gap_searches} gap searches in {bookings} bookings");
+    }
+
+    #[test]
+    fn random_bookings_search_for_gaps() {
+        // The property test above reaches the gap search: a fixed sequence that does.
+        let mut p = Pipe::new(1000.0);
+        p.reserve(0, 10);
+        p.reserve(30_000, 10);
+        p.reserve(60_000, 10);
+        assert_eq!(p.reserve(5_000, 10), 20_000); // the gap [10, 30)
+        assert_eq!(p.reserve(5_000, 25), 95_000); // no gap of 25 before [60, 70): after it
+        assert_eq!(p.intervals(), vec![(0, 20_000), (30_000, 40_000), (60_000, 95_000)]);
+        assert_eq!(p.first_end, 20_000);
+    }
+
+    #[test]
+    fn a_divisor_divides_as_div_ceil_does() {
+        for d in [1u64, 2, 3, 8, 12, 64, 100, 128, 512, 4096] {
+            let div = Divisor::new(d);
+            assert_eq!(div.shift != u32::MAX, d.is_power_of_two());
+            for x in (0..5000).chain([u64::MAX - 1, u64::MAX]) {
+                assert_eq!(div.div_ceil(x), x.div_ceil(d), "{x} / {d}");
+            }
+        }
     }
 
     #[test]

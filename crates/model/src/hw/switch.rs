@@ -4,7 +4,7 @@
 
 use crate::event::Ev;
 use crate::hw::link::LinkSpec;
-use crate::hw::memo::Memo2;
+use crate::hw::memo::MemoN;
 use crate::hw::switch_spec::SwitchSpec;
 use crate::hw::wan_hop::WanHop;
 use crate::transport::packet::Packet;
@@ -33,34 +33,39 @@ pub struct SwitchPort {
     pub busy_ps: Time,
     /// `link.prop_ps()`, computed once.
     prop_ps: Time,
-    /// The last two packet shapes this port serialised: `(wire_bytes, count)` and their
-    /// `(ser_ps, buffer_ps)`, most recent first (a stream's data packets and its ACKs).
-    /// Both figures are pure functions of the shape, so a hit returns exactly what the
+    /// The last four packet shapes this port serialised: `(wire_bytes, count)` and their
+    /// `(ser_ps, buffer_ps)` (streams' data trains of a few lengths and their ACKs). Both
+    /// figures are pure functions of the shape, so a hit returns exactly what the
     /// floating-point formulas would.
-    memo: Memo2<(u64, u32), (Time, Time)>,
+    memo: MemoN<(u64, u32), (Time, Time), 4>,
 }
 
 impl SwitchPort {
     pub(crate) fn new(peer: Peer, link: &LinkSpec) -> Self {
         // `(0, 0)` is never looked up (a packet has a count of at least 1).
-        SwitchPort { peer, link: link.clone(), free: 0, busy_ps: 0, prop_ps: link.prop_ps(), memo: Memo2::new(((0, 0), (0, 0))) }
+        SwitchPort { peer, link: link.clone(), free: 0, busy_ps: 0, prop_ps: link.prop_ps(), memo: MemoN::new(((0, 0), (0, 0))) }
     }
 
     /// Serialisation time of a packet (train) of `wire_bytes` in `count` packets on this
     /// port, and the time the port takes to send `buffer_bytes` of such packets.
-    #[inline]
+    #[inline(always)]
     fn shape(&mut self, wire_bytes: u64, count: u32, buffer_bytes: u64) -> (Time, Time) {
         let link = &self.link;
-        self.memo.get_or((wire_bytes, count), || {
-            let ser = link.ser_ps(wire_bytes, count as u64);
-            (ser, (buffer_bytes as f64 * ser as f64 / wire_bytes.max(1) as f64) as Time)
-        })
+        self.memo.get_or((wire_bytes, count), || Self::compute_shape(link, wire_bytes, count, buffer_bytes))
+    }
+
+    /// [`SwitchPort::shape`] computed (not remembered): a call of its own, so that a hit
+    /// carries none of its floating-point code.
+    #[inline(never)]
+    fn compute_shape(link: &LinkSpec, wire_bytes: u64, count: u32, buffer_bytes: u64) -> (Time, Time) {
+        let ser = link.ser_ps(wire_bytes, count as u64);
+        (ser, (buffer_bytes as f64 * ser as f64 / wire_bytes.max(1) as f64) as Time)
     }
 
     /// Books this output for a packet (train) of `wire_bytes` in `count` packets whose first
     /// bit reached the switch at `now` and whose last arrives `ser_in` later, behind a
     /// port-to-port latency of `latency_ps`, with `buffer_bytes` of buffer for this output.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn forward(&mut self, now: Time, ser_in: Time, wire_bytes: u64, count: u32, latency_ps: Time, buffer_bytes: u64) -> Egress {
         let (ser_out, buffer_ps) = self.shape(wire_bytes, count, buffer_bytes);
         // Cut-through: the header leaves after the port-to-port latency if the output is
@@ -98,8 +103,8 @@ pub struct Switch {
     buffer_bytes: u64,
     /// Output ports.
     pub ports: Vec<SwitchPort>,
-    /// Destination -> output port: `routes[node index][adapter port]`.
-    routes: Vec<Vec<Option<usize>>>,
+    /// Destination -> output port.
+    routes: Routes,
     /// Output port for destinations not in `routes` (towards the other site).
     uplink: Option<usize>,
     /// Packets forwarded.
@@ -124,7 +129,7 @@ impl Switch {
             latency_ps: (spec.port_latency_ns * 1000.0).round() as Time,
             buffer_bytes: spec.buffer_bytes,
             ports: vec![],
-            routes: Vec::new(),
+            routes: Routes::default(),
             uplink: None,
             forwarded: 0,
             stalls: 0,
@@ -139,15 +144,7 @@ impl Switch {
     pub fn add_node_port(&mut self, node: u32, id: ComponentId, port: u8, link: &LinkSpec) -> u16 {
         self.ports.push(SwitchPort::new(Peer::Node { id, port }, link));
         let idx = self.ports.len() - 1;
-        let (node, port) = (node as usize, port as usize);
-        if self.routes.len() <= node {
-            self.routes.resize(node + 1, Vec::new());
-        }
-        let ports = &mut self.routes[node];
-        if ports.len() <= port {
-            ports.resize(port + 1, None);
-        }
-        ports[port] = Some(idx);
+        self.routes.set(node, port, idx);
         idx as u16
     }
 
@@ -177,12 +174,12 @@ impl Switch {
 
     /// Nodes with a port on this switch.
     pub fn nodes_served(&self) -> usize {
-        self.routes.iter().filter(|ports| ports.iter().any(Option::is_some)).count()
+        self.routes.nodes_served()
     }
 
-    /// Copies of the ports towards nodes, and the routes to them (`routes[node][port]`
-    /// indexes into the copies): those ports as they stand, for a [`WanHop`] to serve.
-    pub(crate) fn node_ports(&self) -> (Vec<SwitchPort>, Vec<Vec<Option<usize>>>) {
+    /// Copies of the ports towards nodes, and the routes to them (indexing into the
+    /// copies): those ports as they stand, for a [`WanHop`] to serve.
+    pub(crate) fn node_ports(&self) -> (Vec<SwitchPort>, Routes) {
         let mut index = vec![None; self.ports.len()];
         let mut ports = Vec::new();
         for (i, p) in self.ports.iter().enumerate() {
@@ -191,8 +188,7 @@ impl Switch {
                 ports.push(p.clone());
             }
         }
-        let routes = self.routes.iter().map(|r| r.iter().map(|o| o.and_then(|i| index[i])).collect()).collect();
-        (ports, routes)
+        (ports, self.routes.map(|i| index[i]))
     }
 }
 
@@ -223,33 +219,38 @@ impl Switch {
     /// The output port towards adapter port `port` of node `node`.
     #[inline]
     pub fn output_to(&self, node: u32, port: u8) -> usize {
-        route(&self.routes, node, port).or(self.uplink).unwrap_or_else(|| panic!("switch: no route to node {node} port {port}"))
+        self.routes.get(node, port).or(self.uplink).unwrap_or_else(|| panic!("switch: no route to node {node} port {port}"))
     }
 
-    /// The adapter behind input `in_port` sends `pkt`, whose first bit reaches this switch
-    /// at `at` and whose last `ser_ps` later. Forwards it at once, as its event at `at`
-    /// would, when that gives the same times: the output it takes is fed by this input
-    /// alone, so no other packet can come between; the sender says the packet is sent in
-    /// the order it arrives (`in_order`: nothing it has yet to send arrives earlier); and
-    /// none of this input's packets is still on its way as an event. Otherwise hands the
-    /// packet back: the sender sends it as an event (and calls [`Switch::event_sent`]).
-    /// What differs from the event is only when the packet's next event (and a stall) is
-    /// put in the queue: at sending, not at `at`.
+    /// The adapter behind input `in_port` sends a packet to adapter port `dst_port` of node
+    /// `dst_node`: the output it takes, if the switch
+    /// can forward it at once ([`Switch::forward_at_send`]), as its event at its arrival
+    /// would, because that gives the same times: the output is fed by this input alone, so
+    /// no other packet can come between; the sender says the packet is sent in the order it
+    /// arrives (`in_order`: nothing it has yet to send arrives earlier); and none of this
+    /// input's packets is still on its way as an event. Otherwise `None`: the sender sends
+    /// it as an event (and calls [`Switch::event_sent`]).
+    #[inline]
+    pub fn sole_output(&self, in_port: u16, dst_node: u32, dst_port: u8, in_order: bool) -> Option<usize> {
+        if !in_order || self.pending.get(in_port as usize).is_none_or(|&n| n > 0) {
+            return None;
+        }
+        let out = self.output_to(dst_node, dst_port);
+        (self.feeds.get(out) == Some(&Feed::Sole(in_port))).then_some(out)
+    }
+
+    /// Forwards `pkt`, sent by the adapter behind input `in_port`, to output `out` (what
+    /// [`Switch::sole_output`] answered), its first bit here at `at` and its last `ser_ps`
+    /// later. What differs from the event is only when the packet's next event (and a
+    /// stall) is put in the queue: at sending, not at `at`.
     ///
-    /// A credit stall for the sender is handed back too, `(when it reaches the sender,
-    /// until when)`, instead of being sent as an event: the sender puts it in force before
-    /// its first event after that time (see [`crate::hw::wire_queue::WireQueue::stall_at`]).
-    pub fn forward_at_send(&mut self, in_port: u16, at: Time, ser_ps: Time, pkt: Packet, in_order: bool, ctx: &mut Ctx<'_, Ev>) -> Result<Option<(Time, Time)>, Packet> {
-        let i = in_port as usize;
-        if !in_order || self.pending.get(i).is_none_or(|&n| n > 0) {
-            return Err(pkt);
-        }
-        let out = self.output(&pkt);
-        if self.feeds.get(out) != Some(&Feed::Sole(in_port)) {
-            return Err(pkt);
-        }
+    /// A credit stall for the sender is handed back, `(when it reaches the sender, until
+    /// when)`, instead of being sent as an event: the sender puts it in force before its
+    /// first event after that time (see [`crate::hw::switch_link::SwitchLink::due_stall`]).
+    #[inline]
+    pub fn forward_at_send(&mut self, in_port: u16, out: usize, at: Time, ser_ps: Time, pkt: Packet, ctx: &mut Ctx<'_, Ev>) -> Option<(Time, Time)> {
         self.forwarded_at_send += 1;
-        Ok(self.forward(at, in_port, out, ser_ps, pkt, true, ctx))
+        self.forward(at, in_port, out, ser_ps, pkt, true, ctx)
     }
 
     /// A packet of input `in_port` is on its way here as an event.
@@ -335,10 +336,61 @@ impl Component<Ev> for SwitchComponent {
     }
 }
 
-/// The output port towards adapter port `port` of node `node` in `routes[node][port]`.
-#[inline]
-pub(crate) fn route(routes: &[Vec<Option<usize>>], node: u32, port: u8) -> Option<usize> {
-    routes.get(node as usize).and_then(|ports| ports.get(port as usize).copied().flatten())
+/// Destination `(node, adapter port)` -> output port, one flat table: `out[node * stride +
+/// port]` (a packet's route is one index, not a list of lists).
+#[derive(Debug, Clone, Default)]
+pub struct Routes {
+    /// Output port index, `NO_ROUTE` where none.
+    out: Vec<u32>,
+    /// One more than the highest adapter port with a route.
+    stride: usize,
+}
+
+const NO_ROUTE: u32 = u32::MAX;
+
+impl Routes {
+    /// Adapter port `port` of node `node` is reached through output `out`.
+    fn set(&mut self, node: u32, port: u8, out: usize) {
+        let (node, port) = (node as usize, port as usize);
+        if port >= self.stride {
+            let stride = port + 1;
+            let nodes = self.out.len().checked_div(self.stride).unwrap_or(0);
+            let mut wider = vec![NO_ROUTE; nodes * stride];
+            for (n, row) in self.out.chunks(self.stride.max(1)).enumerate() {
+                wider[n * stride..n * stride + row.len()].copy_from_slice(row);
+            }
+            (self.out, self.stride) = (wider, stride);
+        }
+        let need = (node + 1) * self.stride;
+        if self.out.len() < need {
+            self.out.resize(need, NO_ROUTE);
+        }
+        self.out[node * self.stride + port] = u32::try_from(out).expect("fewer than 2^32 ports");
+    }
+
+    /// The output towards adapter port `port` of node `node`, if any.
+    #[inline]
+    pub fn get(&self, node: u32, port: u8) -> Option<usize> {
+        let port = port as usize;
+        if port >= self.stride {
+            return None;
+        }
+        match self.out.get(node as usize * self.stride + port) {
+            Some(&o) if o != NO_ROUTE => Some(o as usize),
+            _ => None,
+        }
+    }
+
+    /// Nodes with a route to one of their ports.
+    fn nodes_served(&self) -> usize {
+        self.out.chunks(self.stride.max(1)).filter(|row| row.iter().any(|&o| o != NO_ROUTE)).count()
+    }
+
+    /// The same destinations through `f(output)` (none where it gives `None`).
+    fn map(&self, f: impl Fn(usize) -> Option<usize>) -> Routes {
+        let out = self.out.iter().map(|&o| if o == NO_ROUTE { NO_ROUTE } else { f(o as usize).map_or(NO_ROUTE, |i| i as u32) }).collect();
+        Routes { out, stride: self.stride }
+    }
 }
 
 #[cfg(test)]
@@ -373,11 +425,16 @@ mod tests {
                     for &(input, dst, in_order) in &self.script {
                         let at = ctx.now() + 100;
                         let mut sw = self.sw.borrow_mut();
-                        let r = sw.forward_at_send(input, at, 10, pkt(dst), in_order, ctx);
-                        self.answers.push(r.is_ok());
-                        if let Err(p) = r {
-                            sw.event_sent(input);
-                            ctx.send_at(self.sw_id, at, Ev::PktAtSwitch { in_port: input, ser_ps: 10, pkt: p });
+                        let out = sw.sole_output(input, dst, 0, in_order);
+                        self.answers.push(out.is_some());
+                        match out {
+                            Some(out) => {
+                                sw.forward_at_send(input, out, at, 10, pkt(dst), ctx);
+                            }
+                            None => {
+                                sw.event_sent(input);
+                                ctx.send_at(self.sw_id, at, Ev::PktAtSwitch { in_port: input, ser_ps: 10, pkt: pkt(dst) });
+                            }
                         }
                     }
                 }
@@ -409,6 +466,35 @@ mod tests {
         sim.run();
         assert_eq!(sim.get::<SwitchComponent>(sw_id).expect("switch").0.borrow().pending, vec![0, 0, 0], "every event handled");
         (first, std::mem::take(&mut sim.get_mut::<Driver>(driver).expect("driver").answers))
+    }
+
+    #[test]
+    fn the_flat_routes_answer_what_a_list_per_node_answers() {
+        // Routes added in an order that widens the table twice (ports 0, then 2, then 5)
+        // and leaves holes (node 3 has none, node 4 only port 5).
+        let added = [(1u32, 0u8, 7usize), (0, 2, 3), (2, 0, 1), (1, 2, 9), (4, 5, 2), (0, 0, 4), (2, 1, 6)];
+        let mut flat = Routes::default();
+        let mut lists: Vec<Vec<Option<usize>>> = Vec::new();
+        for &(node, port, out) in &added {
+            flat.set(node, port, out);
+            let (n, p) = (node as usize, port as usize);
+            if lists.len() <= n {
+                lists.resize(n + 1, Vec::new());
+            }
+            if lists[n].len() <= p {
+                lists[n].resize(p + 1, None);
+            }
+            lists[n][p] = Some(out);
+            for node in 0..7u32 {
+                for port in 0..8u8 {
+                    let want = lists.get(node as usize).and_then(|ports| ports.get(port as usize).copied().flatten());
+                    assert_eq!(flat.get(node, port), want, "node {node} port {port}");
+                }
+            }
+        }
+        assert_eq!(flat.nodes_served(), 4);
+        let odd = flat.map(|o| (o % 2 == 1).then_some(o / 2));
+        assert_eq!((odd.get(1, 0), odd.get(0, 2), odd.get(0, 0), odd.get(4, 5)), (Some(3), Some(1), None, None));
     }
 
     #[test]

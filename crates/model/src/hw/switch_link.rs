@@ -37,30 +37,30 @@ impl SwitchLink {
     /// adapter has yet to send on the port arrives earlier.
     #[allow(clippy::too_many_arguments)]
     pub fn send(&mut self, switch: ComponentId, in_port: u16, port: usize, at: Time, ser: Time, pkt: Packet, in_order: bool, ctx: &mut Ctx<'_, Ev>) {
-        let pkt = match &self.shared {
-            Some(sw) => {
-                let mut sw = sw.borrow_mut();
-                match sw.forward_at_send(in_port, at, ser, pkt, in_order, ctx) {
-                    Ok(stall) => {
-                        if let Some((at, until)) = stall {
-                            if self.stalls.len() <= port {
-                                self.stalls.resize(port + 1, VecDeque::new());
-                            }
-                            debug_assert!(self.stalls[port].back().is_none_or(|&(t, _)| t <= at));
-                            self.stalls[port].push_back((at, until));
-                            self.due = self.due.min(at);
-                        }
-                        return;
-                    }
-                    Err(pkt) => {
-                        sw.event_sent(in_port);
-                        pkt
-                    }
+        if let Some(sw) = &self.shared {
+            let mut sw = sw.borrow_mut();
+            if let Some(out) = sw.sole_output(in_port, pkt.dst_node, pkt.dst_port, in_order) {
+                if let Some((at, until)) = sw.forward_at_send(in_port, out, at, ser, pkt, ctx) {
+                    drop(sw);
+                    self.hand_back(port, at, until);
                 }
+                return;
             }
-            None => pkt,
-        };
+            sw.event_sent(in_port);
+        }
         ctx.send_at(switch, at, Ev::PktAtSwitch { in_port, ser_ps: ser, pkt });
+    }
+
+    /// Keeps a stall the switch handed back for adapter `port`: it reaches the port at
+    /// `at` and lasts until `until`.
+    #[inline]
+    fn hand_back(&mut self, port: usize, at: Time, until: Time) {
+        if self.stalls.len() <= port {
+            self.stalls.resize(port + 1, VecDeque::new());
+        }
+        debug_assert!(self.stalls[port].back().is_none_or(|&(t, _)| t <= at));
+        self.stalls[port].push_back((at, until));
+        self.due = self.due.min(at);
     }
 
     /// The next stall to put in force before an event at `now`, `(port, until)`, taken off

@@ -27,7 +27,7 @@
 
 use crate::event::Ev;
 use crate::hw::extender::SonetDir;
-use crate::hw::switch::{route, Peer, SwitchPort};
+use crate::hw::switch::{Peer, Routes, SwitchPort};
 use crate::transport::packet::Packet;
 use interlab_kernel::{Ctx, Time};
 use std::collections::VecDeque;
@@ -37,8 +37,8 @@ pub struct WanHop {
     sonet: SonetDir,
     /// The far switch's ports towards its nodes (its uplink not among them).
     ports: Vec<SwitchPort>,
-    /// Far destination -> index into `ports`: `routes[node][adapter port]`.
-    routes: Vec<Vec<Option<usize>>>,
+    /// Far destination -> index into `ports`.
+    routes: Routes,
     /// The far switch's port-to-port latency, picoseconds, and buffer per output, bytes.
     latency_ps: Time,
     buffer_bytes: u64,
@@ -54,10 +54,10 @@ pub struct WanHop {
 impl WanHop {
     /// The path one way (`sonet`) to a far switch with port-to-port latency `latency_ps`
     /// and `buffer_bytes` per output, whose ports towards its nodes are `ports` (routed by
-    /// `routes[node][port]`). `None` where this would not give the hop-by-hop times: the
+    /// `routes`). `None` where this would not give the hop-by-hop times: the
     /// near switch's latency is zero or the far switch's stalls take time to reach the path
     /// (`back_ps`). The caller answers for the rest (the far ports fed by the uplink alone).
-    pub fn new(sonet: SonetDir, near_latency_ps: Time, (latency_ps, buffer_bytes): (Time, u64), ports: Vec<SwitchPort>, routes: Vec<Vec<Option<usize>>>, back_ps: Time) -> Option<Self> {
+    pub fn new(sonet: SonetDir, near_latency_ps: Time, (latency_ps, buffer_bytes): (Time, u64), ports: Vec<SwitchPort>, routes: Routes, back_ps: Time) -> Option<Self> {
         if near_latency_ps == 0 || back_ps != 0 || ports.iter().any(|p| !matches!(p.peer, Peer::Node { .. })) {
             return None;
         }
@@ -77,7 +77,7 @@ impl WanHop {
             self.stalls.pop_front();
         }
         let at_far = self.sonet.carry(now, ser_ps, pkt.wire_bytes, pkt.count);
-        let out = route(&self.routes, pkt.dst_node, pkt.dst_port)
+        let out = self.routes.get(pkt.dst_node, pkt.dst_port)
             .unwrap_or_else(|| panic!("switch: no route to node {} port {}", pkt.dst_node, pkt.dst_port));
         let port = &mut self.ports[out];
         // The far extender delivers the packet whole (`ser_in` 0).
