@@ -793,8 +793,16 @@ impl Adapter {
         self.stats.packets_sent += count;
         self.stats.payload_bytes_sent += payload;
         self.tx_inflight += count as u32;
-        self.wire[port].push(Cut { depart, ser, pkt, local_done });
-        self.launch(port, ctx);
+        // The train is handed on at once where `push` then `launch` would hand it on first
+        // thing (no train waits before it, no stall can come before it leaves): the same
+        // steps without its copy into the queue and out again.
+        if self.wire[port].leaves_at_once(depart, now) {
+            self.leave(port, depart, ser, pkt, local_done, ctx);
+            self.wire[port].woken_at(depart + ser);
+        } else {
+            self.wire[port].push(Cut { depart, ser, pkt, local_done });
+            self.launch(port, ctx);
+        }
     }
 
     /// Sends the trains of `port` that are due now; otherwise makes sure an event will look
@@ -814,19 +822,8 @@ impl Adapter {
         loop {
             match self.wire[port].next(now) {
                 Next::Leave(c) => {
-                    let prop = self.clocks[port].prop_ps;
-                    let end = c.depart + c.ser;
-                    let packets = c.pkt.count;
-                    let done = c.local_done.then_some(c.pkt.meta);
-                    // Trains leave in the order they were cut: in order of arrival.
-                    self.send_to_switch(port, c.depart + prop, c.ser, c.pkt, true, ctx);
-                    // The slot frees when the train has left; that event looks at the queue,
-                    // then completes the request the train ended, if unacknowledged. One
-                    // event for both, in that order: as two events pushed back to back at one
-                    // time nothing else could run between them but the node's own catch-up to
-                    // that same time (stalls, bus, memory), which finds nothing new to do.
-                    ctx.send_at(ctx.me(), end, Ev::TxSlot { packets, done });
-                    self.wire[port].woken_at(end);
+                    self.leave(port, c.depart, c.ser, c.pkt, c.local_done, ctx);
+                    self.wire[port].woken_at(c.depart + c.ser);
                 }
                 Next::WakeAt(t) => {
                     ctx.send_at(ctx.me(), t, Ev::Depart { port: port as u8 });
@@ -835,6 +832,25 @@ impl Adapter {
                 Next::Idle => return,
             }
         }
+    }
+
+    /// A train handed on from `port`: it leaves at `depart`, `ser` long; `local_done`: it
+    /// ends an unacknowledged request, which completes with its slot. The caller notes that
+    /// the slot's event looks at the port's queue ([`WireQueue::woken_at`]).
+    #[inline(always)]
+    fn leave(&mut self, port: usize, depart: Time, ser: Time, pkt: Packet, local_done: bool, ctx: &mut Ctx<'_, Ev>) {
+        let prop = self.clocks[port].prop_ps;
+        let end = depart + ser;
+        let packets = pkt.count;
+        let done = local_done.then_some(pkt.meta);
+        // Trains leave in the order they were cut: in order of arrival.
+        self.send_to_switch(port, depart + prop, ser, pkt, true, ctx);
+        // The slot frees when the train has left; that event looks at the queue, then
+        // completes the request the train ended, if unacknowledged. One event for both, in
+        // that order: as two events pushed back to back at one time nothing else could run
+        // between them but the node's own catch-up to that same time (stalls, bus, memory),
+        // which finds nothing new to do.
+        ctx.send_at(ctx.me(), end, Ev::TxSlot { packets, done });
     }
 
     /// A train of `port` may be due to leave.
