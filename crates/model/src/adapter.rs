@@ -956,13 +956,13 @@ impl Adapter {
     }
 
     /// A packet (train) reached one of the adapter's ports.
-    pub fn receive(&mut self, pkt: Packet, ctx: &mut Ctx<'_, Ev>) {
+    pub fn receive(&mut self, pkt: &Packet, ctx: &mut Ctx<'_, Ev>) {
         let now = ctx.now();
         if let (Service::Rc, Kind::Data { op, first, .. }) = (pkt.service, pkt.kind) {
             // A send needs a posted receive WQE; without one it comes again after an RNR
             // NAK, and the queue pair's later packets with it.
             if let Admit::Later(at) = self.rqs.admit(pkt.dst_qp as usize, op == Op::Send && first, now) {
-                ctx.send_at(ctx.me(), at, Ev::PktAtNode { port: 0, pkt });
+                ctx.send_at(ctx.me(), at, Ev::PktAtNode { port: 0, pkt: *pkt });
                 return;
             }
         }
@@ -987,12 +987,13 @@ impl Adapter {
         let q = pkt.dst_qp as usize;
         match pkt.kind {
             Kind::Data { op, first, last } => {
-                let mut pkt = pkt;
-                let datagram_list = matches!(pkt.meta.ulp, UlpKind::ZcopyData { .. });
+                // The packet's `meta` as the receiver sees it (a datagram list's count stamped).
+                let mut meta = pkt.meta;
+                let datagram_list = matches!(meta.ulp, UlpKind::ZcopyData { .. });
                 if datagram_list {
                     // Every datagram lands in a receive WQE of its own and completes alone.
                     t = self.bus.dma_read(t, pkt.count as u64 * wqe_bytes);
-                    pkt.meta.ulp = UlpKind::ZcopyData { datagrams: pkt.count as u16 };
+                    meta.ulp = UlpKind::ZcopyData { datagrams: pkt.count as u16 };
                 } else if op == Op::Send && first {
                     // Fetch the receive WQE the message lands in; a prefetching adapter
                     // fetched it ahead (the bus still carries it, the message does not wait).
@@ -1013,21 +1014,21 @@ impl Adapter {
                     // The program takes the completion and posts the receive WQE again.
                     self.rqs.repost(q, visible + self.costs.repost);
                 }
-                if pkt.service == Service::Ud && self.chan_ulp(pkt.meta.chan) == Some(UlpId::Sock) {
+                if pkt.service == Service::Ud && self.chan_ulp(meta.chan) == Some(UlpId::Sock) {
                     // Datagrams (IPoIB-UD, Ethernet frames): every packet is its own receive
                     // completion, even when the sender's adapter cut them from one LSO request.
                     let cqe = self.bus.dma_write_behind(visible, self.rx_cqes.bytes(t, pkt.count as u64));
                     self.rx_cqes.written(cqe);
-                    let ev = UlpEv::Arrived { meta: pkt.meta, packets: pkt.count, bytes: pkt.payload, cqe: true };
+                    let ev = UlpEv::Arrived { meta, packets: pkt.count, bytes: pkt.payload, cqe: true };
                     ctx.send_at(ctx.me(), cqe, Ev::Ulp { ulp: UlpId::Sock, ev });
-                } else if (last || datagram_list) && pkt.meta.notify {
+                } else if (last || datagram_list) && meta.notify {
                     if op == Op::Send {
                         let cqes = if datagram_list { pkt.count as u64 } else { 1 };
                         let cqe = self.bus.dma_write_behind(visible, self.rx_cqes.bytes(t, cqes));
                         self.rx_cqes.written(cqe);
-                        self.arrived(cqe, pkt.meta, true, ctx);
+                        self.arrived(cqe, meta, true, ctx);
                     } else {
-                        self.arrived(visible, pkt.meta, false, ctx);
+                        self.arrived(visible, meta, false, ctx);
                     }
                 }
                 if pkt.ack_req {
