@@ -537,13 +537,18 @@ impl Adapter {
     /// from the work bits here, without the call.
     #[inline]
     fn pump_tx(&mut self, ctx: &mut Ctx<'_, Ev>) {
-        let any = match self.work.as_slice() {
+        if self.has_work() {
+            self.pump_work(ctx);
+        }
+    }
+
+    /// True when some queue pair has work for the send engine ([`Adapter::work`]).
+    #[inline]
+    fn has_work(&self) -> bool {
+        match self.work.as_slice() {
             [] => false,
             [w] => *w != 0,
             words => words.iter().any(|&w| w != 0),
-        };
-        if any {
-            self.pump_work(ctx);
         }
     }
 
@@ -1167,7 +1172,8 @@ mod tests {
 
     /// `next_sender` finds the queue pair a scan of every queue pair in round-robin order
     /// finds, for any start, with queue pairs with and without work and some that have work
-    /// but cannot send (a full RC window), for one word of them and several.
+    /// but cannot send (a full RC window), for one word of them and several; and
+    /// `has_work` (which lets `pump_tx` skip the search) says whether any has work.
     #[test]
     fn the_next_sender_is_the_one_a_scan_of_every_queue_pair_finds() {
         let prof = std::sync::Arc::new(Profile::load("r805-connectx-ddr").expect("profile"));
@@ -1193,6 +1199,8 @@ mod tests {
                     }
                     a.note_work(q);
                 }
+                let with_work = (0..n).any(|q| !a.qps[q].sq.is_empty() || !a.qps[q].resp.is_empty());
+                assert_eq!(a.has_work(), with_work, "{n} queue pairs: some with work");
                 for rr in 0..n {
                     let scan = (0..n).map(|i| (rr + i) % n).find(|&q| a.qps[q].can_send(unacked, rd));
                     assert_eq!(a.next_sender(rr, n, unacked, rd), scan, "{n} queue pairs from {rr}");
@@ -1201,6 +1209,17 @@ mod tests {
             }
         }
         assert!(found > 1000, "senders found: {found}");
+        // Work in the last word only: `pump_tx` must not answer "none" from the first.
+        let mut a = Adapter::new(0, prof.clone(), ComponentId(1), 0, vec![prof.link.clone()]);
+        for _ in 0..130 {
+            a.add_qp(0, Service::Ud, 1, 0, 0);
+        }
+        assert!(!a.has_work());
+        let meta = MsgMeta { chan: 0, tag: 0, msg_id: 0, parts: 1, bytes: 1, notify: false, ulp: UlpKind::Raw };
+        let wr = Wr { id: 0, op: Op::Send, bytes: 1, meta, inline: false, datagram_bytes: 0 };
+        a.qps[129].sq.push_back(Active { wr, packets: 1, sent: 0 });
+        a.note_work(129);
+        assert!(a.has_work());
     }
 
     #[test]
