@@ -531,7 +531,30 @@ impl Adapter {
     // ---------------------------------------------------------------- adapter: send side
     // ---------------------------------------------------------------- adapter: send side
 
+    /// The send engine looks for work: hands queue pairs' packets to the engine while it has
+    /// room. Most calls (a freed slot, an ACK, a doorbell while trains are still out) find
+    /// no queue pair with work at all; that answer (what the search finds first) is read
+    /// from the work bits here, without the call.
+    #[inline]
     fn pump_tx(&mut self, ctx: &mut Ctx<'_, Ev>) {
+        if self.has_work() {
+            self.pump_work(ctx);
+        }
+    }
+
+    /// True when some queue pair has work for the send engine ([`Adapter::work`]).
+    #[inline]
+    fn has_work(&self) -> bool {
+        match self.work.as_slice() {
+            [] => false,
+            [w] => *w != 0,
+            words => words.iter().any(|&w| w != 0),
+        }
+    }
+
+    /// [`Adapter::pump_tx`] when some queue pair has work.
+    #[inline(never)]
+    fn pump_work(&mut self, ctx: &mut Ctx<'_, Ev>) {
         let a = &self.prof.adapter;
         let (depth, unacked, rd) = (a.tx_depth, a.rc_max_unacked_packets, a.max_rd_atomic);
         let n = self.qps.len();
@@ -775,8 +798,16 @@ impl Adapter {
         self.stats.packets_sent += count;
         self.stats.payload_bytes_sent += payload;
         self.tx_inflight += count as u32;
-        self.wire[port].push(Cut { depart, ser, pkt, local_done });
-        self.launch(port, ctx);
+        // The train is handed on at once where `push` then `launch` would hand it on first
+        // thing (no train waits before it, no stall can come before it leaves): the same
+        // steps without its copy into the queue and out again.
+        if self.wire[port].leaves_at_once(depart, now) {
+            self.leave(port, depart, ser, pkt, local_done, ctx);
+            self.wire[port].woken_at(depart + ser);
+        } else {
+            self.wire[port].push(Cut { depart, ser, pkt, local_done });
+            self.launch(port, ctx);
+        }
     }
 
     /// Sends the trains of `port` that are due now; otherwise makes sure an event will look
@@ -796,19 +827,8 @@ impl Adapter {
         loop {
             match self.wire[port].next(now) {
                 Next::Leave(c) => {
-                    let prop = self.clocks[port].prop_ps;
-                    let end = c.depart + c.ser;
-                    let packets = c.pkt.count;
-                    let done = c.local_done.then_some(c.pkt.meta);
-                    // Trains leave in the order they were cut: in order of arrival.
-                    self.send_to_switch(port, c.depart + prop, c.ser, c.pkt, true, ctx);
-                    // The slot frees when the train has left; that event looks at the queue,
-                    // then completes the request the train ended, if unacknowledged. One
-                    // event for both, in that order: as two events pushed back to back at one
-                    // time nothing else could run between them but the node's own catch-up to
-                    // that same time (stalls, bus, memory), which finds nothing new to do.
-                    ctx.send_at(ctx.me(), end, Ev::TxSlot { packets, done });
-                    self.wire[port].woken_at(end);
+                    self.leave(port, c.depart, c.ser, c.pkt, c.local_done, ctx);
+                    self.wire[port].woken_at(c.depart + c.ser);
                 }
                 Next::WakeAt(t) => {
                     ctx.send_at(ctx.me(), t, Ev::Depart { port: port as u8 });
@@ -817,6 +837,25 @@ impl Adapter {
                 Next::Idle => return,
             }
         }
+    }
+
+    /// A train handed on from `port`: it leaves at `depart`, `ser` long; `local_done`: it
+    /// ends an unacknowledged request, which completes with its slot. The caller notes that
+    /// the slot's event looks at the port's queue ([`WireQueue::woken_at`]).
+    #[inline(always)]
+    fn leave(&mut self, port: usize, depart: Time, ser: Time, pkt: Packet, local_done: bool, ctx: &mut Ctx<'_, Ev>) {
+        let prop = self.clocks[port].prop_ps;
+        let end = depart + ser;
+        let packets = pkt.count;
+        let done = local_done.then_some(pkt.meta);
+        // Trains leave in the order they were cut: in order of arrival.
+        self.send_to_switch(port, depart + prop, ser, pkt, true, ctx);
+        // The slot frees when the train has left; that event looks at the queue, then
+        // completes the request the train ended, if unacknowledged. One event for both, in
+        // that order: as two events pushed back to back at one time nothing else could run
+        // between them but the node's own catch-up to that same time (stalls, bus, memory),
+        // which finds nothing new to do.
+        ctx.send_at(ctx.me(), end, Ev::TxSlot { packets, done });
     }
 
     /// A train of `port` may be due to leave.
@@ -922,13 +961,13 @@ impl Adapter {
     }
 
     /// A packet (train) reached one of the adapter's ports.
-    pub fn receive(&mut self, pkt: Packet, ctx: &mut Ctx<'_, Ev>) {
+    pub fn receive(&mut self, pkt: &Packet, ctx: &mut Ctx<'_, Ev>) {
         let now = ctx.now();
         if let (Service::Rc, Kind::Data { op, first, .. }) = (pkt.service, pkt.kind) {
             // A send needs a posted receive WQE; without one it comes again after an RNR
             // NAK, and the queue pair's later packets with it.
             if let Admit::Later(at) = self.rqs.admit(pkt.dst_qp as usize, op == Op::Send && first, now) {
-                ctx.send_at(ctx.me(), at, Ev::PktAtNode { port: 0, pkt });
+                ctx.send_at(ctx.me(), at, Ev::PktAtNode { port: 0, pkt: *pkt });
                 return;
             }
         }
@@ -953,12 +992,13 @@ impl Adapter {
         let q = pkt.dst_qp as usize;
         match pkt.kind {
             Kind::Data { op, first, last } => {
-                let mut pkt = pkt;
-                let datagram_list = matches!(pkt.meta.ulp, UlpKind::ZcopyData { .. });
+                // The packet's `meta` as the receiver sees it (a datagram list's count stamped).
+                let mut meta = pkt.meta;
+                let datagram_list = matches!(meta.ulp, UlpKind::ZcopyData { .. });
                 if datagram_list {
                     // Every datagram lands in a receive WQE of its own and completes alone.
                     t = self.bus.dma_read(t, pkt.count as u64 * wqe_bytes);
-                    pkt.meta.ulp = UlpKind::ZcopyData { datagrams: pkt.count as u16 };
+                    meta.ulp = UlpKind::ZcopyData { datagrams: pkt.count as u16 };
                 } else if op == Op::Send && first {
                     // Fetch the receive WQE the message lands in; a prefetching adapter
                     // fetched it ahead (the bus still carries it, the message does not wait).
@@ -979,21 +1019,21 @@ impl Adapter {
                     // The program takes the completion and posts the receive WQE again.
                     self.rqs.repost(q, visible + self.costs.repost);
                 }
-                if pkt.service == Service::Ud && self.chan_ulp(pkt.meta.chan) == Some(UlpId::Sock) {
+                if pkt.service == Service::Ud && self.chan_ulp(meta.chan) == Some(UlpId::Sock) {
                     // Datagrams (IPoIB-UD, Ethernet frames): every packet is its own receive
                     // completion, even when the sender's adapter cut them from one LSO request.
                     let cqe = self.bus.dma_write_behind(visible, self.rx_cqes.bytes(t, pkt.count as u64));
                     self.rx_cqes.written(cqe);
-                    let ev = UlpEv::Arrived { meta: pkt.meta, packets: pkt.count, bytes: pkt.payload, cqe: true };
+                    let ev = UlpEv::Arrived { meta, packets: pkt.count, bytes: pkt.payload, cqe: true };
                     ctx.send_at(ctx.me(), cqe, Ev::Ulp { ulp: UlpId::Sock, ev });
-                } else if (last || datagram_list) && pkt.meta.notify {
+                } else if (last || datagram_list) && meta.notify {
                     if op == Op::Send {
                         let cqes = if datagram_list { pkt.count as u64 } else { 1 };
                         let cqe = self.bus.dma_write_behind(visible, self.rx_cqes.bytes(t, cqes));
                         self.rx_cqes.written(cqe);
-                        self.arrived(cqe, pkt.meta, true, ctx);
+                        self.arrived(cqe, meta, true, ctx);
                     } else {
-                        self.arrived(visible, pkt.meta, false, ctx);
+                        self.arrived(visible, meta, false, ctx);
                     }
                 }
                 if pkt.ack_req {
@@ -1132,7 +1172,8 @@ mod tests {
 
     /// `next_sender` finds the queue pair a scan of every queue pair in round-robin order
     /// finds, for any start, with queue pairs with and without work and some that have work
-    /// but cannot send (a full RC window), for one word of them and several.
+    /// but cannot send (a full RC window), for one word of them and several; and
+    /// `has_work` (which lets `pump_tx` skip the search) says whether any has work.
     #[test]
     fn the_next_sender_is_the_one_a_scan_of_every_queue_pair_finds() {
         let prof = std::sync::Arc::new(Profile::load("r805-connectx-ddr").expect("profile"));
@@ -1158,6 +1199,8 @@ mod tests {
                     }
                     a.note_work(q);
                 }
+                let with_work = (0..n).any(|q| !a.qps[q].sq.is_empty() || !a.qps[q].resp.is_empty());
+                assert_eq!(a.has_work(), with_work, "{n} queue pairs: some with work");
                 for rr in 0..n {
                     let scan = (0..n).map(|i| (rr + i) % n).find(|&q| a.qps[q].can_send(unacked, rd));
                     assert_eq!(a.next_sender(rr, n, unacked, rd), scan, "{n} queue pairs from {rr}");
@@ -1166,6 +1209,17 @@ mod tests {
             }
         }
         assert!(found > 1000, "senders found: {found}");
+        // Work in the last word only: `pump_tx` must not answer "none" from the first.
+        let mut a = Adapter::new(0, prof.clone(), ComponentId(1), 0, vec![prof.link.clone()]);
+        for _ in 0..130 {
+            a.add_qp(0, Service::Ud, 1, 0, 0);
+        }
+        assert!(!a.has_work());
+        let meta = MsgMeta { chan: 0, tag: 0, msg_id: 0, parts: 1, bytes: 1, notify: false, ulp: UlpKind::Raw };
+        let wr = Wr { id: 0, op: Op::Send, bytes: 1, meta, inline: false, datagram_bytes: 0 };
+        a.qps[129].sq.push_back(Active { wr, packets: 1, sent: 0 });
+        a.note_work(129);
+        assert!(a.has_work());
     }
 
     #[test]

@@ -212,7 +212,7 @@ impl Component<Ev> for Node {
                 }
             }
             Ev::Depart { port } => self.adapter.depart(port, ctx),
-            Ev::PktAtNode { pkt, .. } => self.adapter.receive(pkt, ctx),
+            Ev::PktAtNode { ref pkt, .. } => self.adapter.receive(pkt, ctx),
             Ev::Stall { port, until } => self.adapter.stall(port, until),
             Ev::PktAtSwitch { .. } => unreachable!("switch event delivered to a node"),
         }

@@ -85,6 +85,20 @@ impl WireQueue {
         Next::WakeAt(head.depart)
     }
 
+    /// A train cut at `now` to leave at `depart`: true when [`WireQueue::push`] then
+    /// [`WireQueue::next`] at `now` would hand it on at once (no train waits before it and
+    /// it is due, or no stall can come before it leaves); the queue then notes its
+    /// departure as `next` would, and the caller hands it on instead of queueing it (and
+    /// notes its wake-up, [`WireQueue::woken_at`]). False: the caller queues it.
+    #[inline]
+    pub fn leaves_at_once(&mut self, depart: Time, now: Time) -> bool {
+        if self.cuts.is_empty() && (depart <= now || now > self.last_depart + self.guard) {
+            self.last_depart = depart;
+            return true;
+        }
+        false
+    }
+
     /// A packet left at `depart` without queueing (an ACK): a stall may answer it too.
     pub fn sent_directly(&mut self, depart: Time) {
         self.last_depart = self.last_depart.max(depart);
@@ -116,6 +130,56 @@ mod tests {
         let meta = MsgMeta { chan: 0, tag: 0, msg_id: 0, parts: 1, bytes: 0, notify: false, ulp: UlpKind::Raw };
         let pkt = Packet { dst_node: 0, dst_port: 0, dst_qp: 0, kind: Kind::Ack, service: Service::Uc, psn: 0, ack_req: false, payload: 0, wire_bytes: 1, count: 1, wr_id: 0, meta };
         Cut { depart, ser, pkt, local_done: false }
+    }
+
+    /// `leaves_at_once` answers as `push` then `next` at the same time would (a train
+    /// handed on at once, or queued), and leaves the queue as they would, over random
+    /// trains, stalls, wake-ups and departures; fails if it ignores the queue, the guard or
+    /// the departure it notes.
+    #[test]
+    fn a_train_handed_on_at_once_is_the_one_push_then_next_hands_on() {
+        let mut rng = interlab_kernel::Rng::new(3);
+        let (mut at_once, mut queued) = (0, 0);
+        for _ in 0..200 {
+            let mut q = WireQueue::new(1 + rng.below(50));
+            let mut now = 0;
+            let mut free = 0;
+            for _ in 0..100 {
+                now += rng.below(40);
+                match rng.below(4) {
+                    0 => {
+                        let _ = q.hold(now + rng.below(60));
+                    }
+                    1 => {
+                        if let Next::Leave(c) = q.next(now) {
+                            q.woken_at(c.depart + c.ser);
+                        }
+                    }
+                    _ => {
+                        let depart = free.max(now + rng.below(30));
+                        let ser = 1 + rng.below(20);
+                        free = depart + ser;
+                        let mut reference = q.clone();
+                        reference.push(cut(depart, ser));
+                        let expect = reference.next(now);
+                        if q.leaves_at_once(depart, now) {
+                            at_once += 1;
+                            let Next::Leave(c) = expect else { panic!("handed on at once, but push then next gives {expect:?}") };
+                            assert_eq!((c.depart, c.ser), (depart, ser));
+                        } else {
+                            queued += 1;
+                            assert!(!matches!(expect, Next::Leave(ref c) if c.depart == depart && q.is_empty()), "queued, but push then next hands it on");
+                            q.push(cut(depart, ser));
+                            // The caller's `launch` then looks at the queue as usual.
+                            let got = q.next(now);
+                            assert_eq!(format!("{got:?}"), format!("{expect:?}"));
+                        }
+                        assert_eq!((q.cuts.len(), q.last_depart, q.wake), (reference.cuts.len(), reference.last_depart, reference.wake));
+                    }
+                }
+            }
+        }
+        assert!(at_once > 1000 && queued > 1000, "handed on at once {at_once}, queued {queued}");
     }
 
     #[test]
