@@ -65,7 +65,9 @@ pub struct Scenario {
     /// Stop after this many events (guards against a scenario that never ends).
     pub max_events: u64,
     /// Let adapters send the bulk of long messages as packet trains (fewer events, same
-    /// per-packet accounting); false simulates every packet as its own event.
+    /// per-packet accounting); false simulates every packet as its own event. Latency
+    /// points run packet by packet either way: with one message in flight a train's
+    /// store-and-forward would add its whole engine and DMA time to every sample.
     pub trains: bool,
     /// With `trains`: TCP over a datagram link (Ethernet, IPoIB-UD) moves its bulk as
     /// socket trains too: the stack hands the adapter up to a port's prefetch depth of
