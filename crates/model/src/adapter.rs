@@ -803,7 +803,6 @@ impl Adapter {
         // steps without its copy into the queue and out again.
         if self.wire[port].leaves_at_once(depart, now) {
             self.leave(port, depart, ser, pkt, local_done, ctx);
-            self.wire[port].woken_at(depart + ser);
         } else {
             self.wire[port].push(Cut { depart, ser, pkt, local_done });
             self.launch(port, ctx);
@@ -826,10 +825,7 @@ impl Adapter {
         let now = ctx.now();
         loop {
             match self.wire[port].next(now) {
-                Next::Leave(c) => {
-                    self.leave(port, c.depart, c.ser, c.pkt, c.local_done, ctx);
-                    self.wire[port].woken_at(c.depart + c.ser);
-                }
+                Next::Leave(c) => self.leave(port, c.depart, c.ser, c.pkt, c.local_done, ctx),
                 Next::WakeAt(t) => {
                     ctx.send_at(ctx.me(), t, Ev::Depart { port: port as u8 });
                     return;
@@ -840,8 +836,8 @@ impl Adapter {
     }
 
     /// A train handed on from `port`: it leaves at `depart`, `ser` long; `local_done`: it
-    /// ends an unacknowledged request, which completes with its slot. The caller notes that
-    /// the slot's event looks at the port's queue ([`WireQueue::woken_at`]).
+    /// ends an unacknowledged request, which completes with its slot. The slot's event looks
+    /// at the port's queue ([`WireQueue::woken_at`]).
     #[inline(always)]
     fn leave(&mut self, port: usize, depart: Time, ser: Time, pkt: Packet, local_done: bool, ctx: &mut Ctx<'_, Ev>) {
         let prop = self.clocks[port].prop_ps;
@@ -856,6 +852,7 @@ impl Adapter {
         // between them but the node's own catch-up to that same time (stalls, bus, memory),
         // which finds nothing new to do.
         ctx.send_at(ctx.me(), end, Ev::TxSlot { packets, done });
+        self.wire[port].woken_at(end);
     }
 
     /// A train of `port` may be due to leave.

@@ -180,7 +180,7 @@ pub struct Program {
     done: bool,
     /// When an initiator finished (its last completion or reply), or when a responder last
     /// got an input, ps.
-    t_done: u64,
+    t_active: u64,
 }
 
 impl Program {
@@ -198,7 +198,7 @@ impl Program {
             // `limits::MAX_LATENCY_SAMPLES` where it enters, but never trusted for an allocation).
             latencies: Vec::with_capacity(if spec.kind == PatternKind::Latency { (spec.iterations as usize).min(crate::limits::SAMPLE_PREALLOC) } else { 0 }),
             done: false,
-            t_done: 0,
+            t_active: 0,
         }
     }
 
@@ -245,7 +245,7 @@ impl Program {
             return;
         }
         if self.role == Role::Responder {
-            self.t_done = now;
+            self.t_active = now;
         }
         match (self.spec.kind, self.role) {
             (PatternKind::Pipelined | PatternKind::BiPipelined, Role::Initiator) => self.pipelined_initiator(now, input, out),
@@ -287,7 +287,7 @@ impl Program {
             self.iter += 1;
             if self.iter >= self.total_iters() {
                 self.done = true;
-                self.t_done = now;
+                self.t_active = now;
                 out.push(Output::Done);
                 return;
             }
@@ -322,7 +322,7 @@ impl Program {
                 if self.iter >= total {
                     self.done = true;
                     self.t_iter = at;
-                    self.t_done = at;
+                    self.t_active = at;
                     out.push(Output::Done);
                 } else if self.in_window < total {
                     self.in_window += 1;
@@ -352,7 +352,7 @@ impl Program {
             if self.iter >= self.total_iters() {
                 self.done = true;
                 self.t_iter = now;
-                self.t_done = now;
+                self.t_active = now;
                 out.push(Output::Done);
             } else {
                 self.start_window(now, out);
@@ -372,7 +372,7 @@ impl Program {
     /// When an initiator finished: its last completion (pipelined), reply (windowed) or
     /// response (latency), ps; `None` while it runs.
     pub fn finished_at(&self) -> Option<u64> {
-        (self.role == Role::Initiator && self.done).then_some(self.t_done)
+        (self.role == Role::Initiator && self.done).then_some(self.t_active)
     }
 
     /// When this program last took part in the traffic, ps: an initiator when it finished
@@ -382,7 +382,7 @@ impl Program {
     pub fn last_active_at(&self) -> Option<u64> {
         match self.role {
             Role::Initiator => self.finished_at(),
-            Role::Responder => Some(self.t_done),
+            Role::Responder => Some(self.t_active),
         }
     }
 

@@ -74,7 +74,7 @@ impl WireQueue {
     /// caller's event at the end of its serialisation counts as a wake-up (`woken_at`).
     pub fn next(&mut self, now: Time) -> Next {
         let Some(head) = self.cuts.front() else { return Next::Idle };
-        if head.depart <= now || now > self.last_depart + self.guard {
+        if self.may_leave(head.depart, now) {
             self.last_depart = head.depart;
             return Next::Leave(self.cuts.pop_front().expect("checked"));
         }
@@ -92,11 +92,19 @@ impl WireQueue {
     /// notes its wake-up, [`WireQueue::woken_at`]). False: the caller queues it.
     #[inline]
     pub fn leaves_at_once(&mut self, depart: Time, now: Time) -> bool {
-        if self.cuts.is_empty() && (depart <= now || now > self.last_depart + self.guard) {
+        if self.cuts.is_empty() && self.may_leave(depart, now) {
             self.last_depart = depart;
             return true;
         }
         false
+    }
+
+    /// Whether the first train waiting, to leave at `depart`, is handed on at `now`: it is
+    /// due, or no stall can come before it leaves (`now` is past the guard of the last
+    /// departure).
+    #[inline(always)]
+    fn may_leave(&self, depart: Time, now: Time) -> bool {
+        depart <= now || now > self.last_depart + self.guard
     }
 
     /// A packet left at `depart` without queueing (an ACK): a stall may answer it too.

@@ -25,10 +25,10 @@ pub struct Point {
     pub bytes_received: u64,
     /// CPU utilisation of the server (node 0) while the traffic ran: its busy core time /
     /// (time the traffic ended x cores), percent, at most 100. The traffic ends when the last
-    /// initiator finished or the last message reached a responder, whichever is later. A benchmark's CPU
-    /// figure covers the test's run, as netperf's does; the simulation itself runs on past
-    /// the last reply until the last timer (a TCP delayed ACK 40 ms later), which is not part
-    /// of it.
+    /// initiator finished or the last message reached a responder, whichever is later. A
+    /// benchmark's CPU figure covers the test's run, as netperf's does; the simulation
+    /// itself runs on past the last reply until the last timer (a TCP delayed ACK 40 ms
+    /// later), which is not part of it.
     pub server_cpu_percent: f64,
     /// The server's (node 0's) busy core time over the whole run, summed over its cores, ps.
     pub server_busy_ps: Time,
